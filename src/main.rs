@@ -1,1 +1,61 @@
-fn main() {}
+//! `xqz`: the xqzero command line.
+//!
+//! Each subcommand lives in its own module under `cmd/`; `main` only parses arguments
+//! and turns errors into a one-line message and a non-zero exit status.
+
+mod cmd;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser, Debug)]
+#[command(name = "xqz", version, about = "xqzero: train and measure Xiangqi engines the AlphaZero way")]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Count leaf nodes of the legal move tree (move-generator check and benchmark).
+    Perft(cmd::perft::Args),
+    /// Speed benchmarks.
+    Bench(cmd::bench::Args),
+}
+
+fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            // Help and version go to stdout with status 0; usage errors exit 2.
+            let _ = e.print();
+            return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
+        }
+    };
+    let result = match cli.command {
+        Command::Perft(args) => cmd::perft::run(args),
+        Command::Bench(args) => cmd::bench::run(args),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", format_error(&e));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes on one line, skipping causes whose text the message
+/// before them already ends with.
+fn format_error(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain().map(ToString::to_string) {
+        if line.is_empty() {
+            line = cause;
+        } else if !line.ends_with(&cause) {
+            line = format!("{line}: {cause}");
+        }
+    }
+    line
+}

@@ -1,0 +1,13 @@
+//! One module per subcommand.
+
+pub mod bench;
+pub mod perft;
+
+use anyhow::{Context, Result};
+use xq_core::{Position, START_FEN};
+
+/// Parses `--fen` (the starting position when absent).
+pub fn parse_fen(fen: Option<&str>) -> Result<Position> {
+    let fen = fen.unwrap_or(START_FEN);
+    Position::from_fen(fen).with_context(|| format!("invalid --fen {fen:?}"))
+}
