@@ -1,0 +1,347 @@
+//! The `Evaluator` contract: what search and self-play ask of a network.
+//!
+//! A batch of positions (each with its history and its legal moves) goes in; a policy
+//! over those legal moves and a win/draw/loss value come out. The trait knows nothing
+//! about torch: the torch backend lives in `crates/train`, and the two evaluators here
+//! ([`UniformEvaluator`], [`RandomEvaluator`]) let search and self-play be tested
+//! without it.
+
+use xq_core::{Move, Position};
+
+/// One position to evaluate.
+#[derive(Debug, Clone, Copy)]
+pub struct EvalInput<'a> {
+    /// Positions from oldest to newest; the last one is evaluated. Holds at least one;
+    /// the encoder uses up to its configured number of history positions.
+    pub history: &'a [Position],
+    /// The legal moves of the last position, in the order the policy must follow.
+    pub moves: &'a [Move],
+}
+
+impl<'a> EvalInput<'a> {
+    /// The position to evaluate (the newest of `history`), or an error naming the
+    /// problem when `history` is empty.
+    pub fn position(&self) -> Result<&'a Position, EvalError> {
+        self.history
+            .last()
+            .ok_or_else(|| EvalError::BadInput("empty history: no position to evaluate".into()))
+    }
+}
+
+/// The network's opinion of one position.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Evaluation {
+    /// Probabilities over `EvalInput::moves`, same order, summing to 1 (empty if no moves).
+    pub policy: Vec<f32>,
+    /// Win, draw, loss probabilities for the side to move; they sum to 1.
+    pub wdl: [f32; 3],
+}
+
+impl Evaluation {
+    /// Expected score in [-1, 1] for the side to move: wdl[0] - wdl[2].
+    pub fn value(&self) -> f32 {
+        self.wdl[0] - self.wdl[2]
+    }
+}
+
+/// Why an evaluation failed.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum EvalError {
+    /// The backend (device, model, worker thread) failed.
+    #[error("evaluator backend failed: {0}")]
+    Backend(String),
+    /// The caller passed something the evaluator cannot evaluate.
+    #[error("bad evaluator input: {0}")]
+    BadInput(String),
+}
+
+/// Something that evaluates positions: a network, or a stand-in for tests.
+pub trait Evaluator: Send {
+    /// Evaluates a batch; returns one Evaluation per input, in order.
+    fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError>;
+    /// A short description for logs ("uniform", "random(seed=7)", "torch(net.safetensors, cuda)").
+    fn name(&self) -> String;
+}
+
+impl<E: Evaluator + ?Sized> Evaluator for Box<E> {
+    fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError> {
+        (**self).evaluate(batch)
+    }
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
+impl<E: Evaluator + ?Sized> Evaluator for &mut E {
+    fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError> {
+        (**self).evaluate(batch)
+    }
+    fn name(&self) -> String {
+        (**self).name()
+    }
+}
+
+/// Uniform policy, value 0 (wdl = [0, 1, 0]).
+///
+/// The "knows nothing" network: with it, MCTS degenerates to a plain visit-count
+/// search, which makes it the baseline for testing search mechanics.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct UniformEvaluator;
+
+impl Evaluator for UniformEvaluator {
+    fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError> {
+        batch
+            .iter()
+            .map(|input| {
+                input.position()?;
+                let n = input.moves.len();
+                Ok(Evaluation {
+                    policy: vec![1.0 / n as f32; n],
+                    wdl: [0.0, 1.0, 0.0],
+                })
+            })
+            .collect()
+    }
+
+    fn name(&self) -> String {
+        "uniform".into()
+    }
+}
+
+/// Deterministic pseudo-random policy and WDL derived from (seed, position hash): the same
+/// position always gets the same output, whatever the batch composition or call order.
+///
+/// Each move's weight is a hash of (seed, position hash, move), so the policy follows the
+/// moves if the caller reorders them. Weights are exponential variates, so after
+/// normalisation the policy (and likewise the WDL) is a draw from the flat Dirichlet
+/// distribution: sharp and flat policies both occur, which exercises search code paths a
+/// uniform policy never reaches.
+#[derive(Debug, Clone, Copy)]
+pub struct RandomEvaluator {
+    seed: u64,
+}
+
+impl RandomEvaluator {
+    pub fn new(seed: u64) -> RandomEvaluator {
+        RandomEvaluator { seed }
+    }
+
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+
+    /// Evaluates one position: a pure function of (seed, position hash, moves).
+    pub fn evaluate_one(&self, input: &EvalInput<'_>) -> Result<Evaluation, EvalError> {
+        let pos_key = splitmix64(self.seed ^ splitmix64(input.position()?.hash()));
+        let mut policy: Vec<f32> = input
+            .moves
+            .iter()
+            .map(|m| exponential(splitmix64(pos_key ^ u64::from(m.to_u16()))))
+            .collect();
+        normalise(&mut policy);
+        // Tag the WDL stream with values no move can take (moves are 14-bit).
+        let mut wdl = [1u64 << 20, 2 << 20, 3 << 20].map(|t| exponential(splitmix64(pos_key ^ t)));
+        normalise(&mut wdl);
+        Ok(Evaluation { policy, wdl })
+    }
+}
+
+impl Evaluator for RandomEvaluator {
+    fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError> {
+        batch.iter().map(|input| self.evaluate_one(input)).collect()
+    }
+
+    fn name(&self) -> String {
+        format!("random(seed={})", self.seed)
+    }
+}
+
+/// SplitMix64's finaliser: a cheap bijective mix with good avalanche, enough to turn
+/// structured keys (hash ^ small move number) into independent-looking bits.
+#[inline]
+fn splitmix64(x: u64) -> u64 {
+    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// An Exp(1) variate from 64 random bits: -ln(u) with u uniform in (0, 1].
+#[inline]
+fn exponential(bits: u64) -> f32 {
+    // 53 bits → u in (0, 1]; never 0, so the log is finite.
+    let u = ((bits >> 11) + 1) as f64 / (1u64 << 53) as f64;
+    (-u.ln()) as f32
+}
+
+/// Scales `w` to sum to 1; an all-zero vector becomes uniform.
+fn normalise(w: &mut [f32]) {
+    let sum: f32 = w.iter().sum();
+    if sum > 0.0 && sum.is_finite() {
+        w.iter_mut().for_each(|x| *x /= sum);
+    } else if !w.is_empty() {
+        let u = 1.0 / w.len() as f32;
+        w.iter_mut().for_each(|x| *x = u);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xq_core::Position;
+
+    fn input_of<'a>(history: &'a [Position], moves: &'a [Move]) -> EvalInput<'a> {
+        EvalInput { history, moves }
+    }
+
+    fn assert_distribution(p: &[f32]) {
+        let sum: f32 = p.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-5, "sums to {sum}");
+        assert!(p.iter().all(|&x| (0.0..=1.0).contains(&x)), "{p:?}");
+    }
+
+    fn some_positions() -> Vec<Position> {
+        let mut out = vec![Position::startpos()];
+        let mut pos = Position::startpos();
+        for iccs in ["h2e2", "h9g7", "h0g2", "i9h9", "i0h0", "b9c7"] {
+            let m = pos.parse_iccs(iccs).unwrap();
+            pos.play(m).unwrap();
+            out.push(pos.clone());
+        }
+        out
+    }
+
+    #[test]
+    fn uniform_policy_is_flat_and_value_is_zero() {
+        let pos = Position::startpos();
+        let moves = pos.legal_moves();
+        let h = [pos];
+        let out = UniformEvaluator.evaluate(&[input_of(&h, &moves)]).unwrap();
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].policy.len(), 44);
+        assert!(out[0].policy.iter().all(|&p| p == 1.0 / 44.0));
+        assert_distribution(&out[0].policy);
+        assert_eq!(out[0].wdl, [0.0, 1.0, 0.0]);
+        assert_eq!(out[0].value(), 0.0);
+    }
+
+    #[test]
+    fn policies_have_one_entry_per_move_and_sum_to_one() {
+        let positions = some_positions();
+        let move_lists: Vec<_> = positions.iter().map(|p| p.legal_moves()).collect();
+        let batch: Vec<_> = (0..positions.len())
+            .map(|i| input_of(&positions[..=i], &move_lists[i]))
+            .collect();
+        let evaluators: Vec<Box<dyn Evaluator>> = vec![
+            Box::new(UniformEvaluator),
+            Box::new(RandomEvaluator::new(7)),
+        ];
+        for mut ev in evaluators {
+            let out = ev.evaluate(&batch).unwrap();
+            assert_eq!(out.len(), batch.len(), "{}", ev.name());
+            for (e, input) in out.iter().zip(&batch) {
+                assert_eq!(e.policy.len(), input.moves.len(), "{}", ev.name());
+                assert_distribution(&e.policy);
+                assert_distribution(&e.wdl);
+                assert!((-1.0..=1.0).contains(&e.value()));
+            }
+        }
+    }
+
+    #[test]
+    fn random_evaluator_ignores_batch_composition_and_call_order() {
+        let positions = some_positions();
+        let move_lists: Vec<_> = positions.iter().map(|p| p.legal_moves()).collect();
+        let batch: Vec<_> = (0..positions.len())
+            .map(|i| input_of(&positions[..=i], &move_lists[i]))
+            .collect();
+        let mut ev = RandomEvaluator::new(42);
+        let together = ev.evaluate(&batch).unwrap();
+        // One at a time, in reverse order, with a fresh evaluator and a different history.
+        for (i, input) in batch.iter().enumerate().rev() {
+            let alone = RandomEvaluator::new(42)
+                .evaluate(&[input_of(&positions[i..=i], input.moves)])
+                .unwrap();
+            assert_eq!(alone[0], together[i], "position {i}");
+        }
+        assert_eq!(
+            ev.evaluate(&batch).unwrap(),
+            together,
+            "second call differs"
+        );
+    }
+
+    #[test]
+    fn random_evaluator_depends_on_seed_and_position() {
+        let positions = some_positions();
+        let move_lists: Vec<_> = positions.iter().map(|p| p.legal_moves()).collect();
+        let a = RandomEvaluator::new(1)
+            .evaluate(&[input_of(&positions[..1], &move_lists[0])])
+            .unwrap();
+        let b = RandomEvaluator::new(2)
+            .evaluate(&[input_of(&positions[..1], &move_lists[0])])
+            .unwrap();
+        assert_ne!(a, b, "different seeds gave the same evaluation");
+        let c = RandomEvaluator::new(1)
+            .evaluate(&[input_of(&positions[..2], &move_lists[1])])
+            .unwrap();
+        assert_ne!(a[0].wdl, c[0].wdl, "different positions gave the same wdl");
+        let sharp = a[0].policy.iter().cloned().fold(0.0, f32::max);
+        assert!(sharp > 1.0 / 44.0, "random policy is flat");
+    }
+
+    #[test]
+    fn random_policy_follows_the_moves_when_reordered() {
+        let pos = Position::startpos();
+        let moves = pos.legal_moves();
+        let mut reversed = moves.clone();
+        reversed.reverse();
+        let h = [pos];
+        let mut ev = RandomEvaluator::new(3);
+        let out = ev
+            .evaluate(&[input_of(&h, &moves), input_of(&h, &reversed)])
+            .unwrap();
+        let mut back = out[1].policy.clone();
+        back.reverse();
+        assert_eq!(out[0].wdl, out[1].wdl);
+        for (x, y) in out[0].policy.iter().zip(&back) {
+            assert!((x - y).abs() < 1e-6);
+        }
+    }
+
+    #[test]
+    fn no_moves_gives_an_empty_policy() {
+        let h = [Position::startpos()];
+        for mut ev in [
+            Box::new(UniformEvaluator) as Box<dyn Evaluator>,
+            Box::new(RandomEvaluator::new(0)),
+        ] {
+            let out = ev.evaluate(&[input_of(&h, &[])]).unwrap();
+            assert!(out[0].policy.is_empty());
+            assert_distribution(&out[0].wdl);
+        }
+    }
+
+    #[test]
+    fn empty_history_is_rejected_not_a_panic() {
+        for mut ev in [
+            Box::new(UniformEvaluator) as Box<dyn Evaluator>,
+            Box::new(RandomEvaluator::new(0)),
+        ] {
+            let err = ev.evaluate(&[input_of(&[], &[])]).unwrap_err();
+            assert!(matches!(err, EvalError::BadInput(_)), "{err}");
+        }
+    }
+
+    #[test]
+    fn names_describe_the_evaluator() {
+        assert_eq!(UniformEvaluator.name(), "uniform");
+        assert_eq!(RandomEvaluator::new(7).name(), "random(seed=7)");
+        // Through `&mut E` as well as `Box<dyn Evaluator>`.
+        let mut r = RandomEvaluator::new(7);
+        fn name_of(e: impl Evaluator) -> String {
+            e.name()
+        }
+        assert_eq!(name_of(&mut r), "random(seed=7)");
+    }
+}
