@@ -1,0 +1,96 @@
+//! Game results and records: the vocabulary shared by statistics and
+//! tournaments.
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// The result of one game from the point of view of one named side
+/// (scoring 14.1: win 1, draw ½, loss 0).
+///
+/// Which side is meant is stated by whoever holds the value: a
+/// [`GameRecord`] reads it from player `a`'s view, a tournament reads it from
+/// Red's view.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GameResult {
+    Win,
+    Draw,
+    Loss,
+}
+
+impl GameResult {
+    /// Points scored (14.1): 1, ½ or 0.
+    #[must_use]
+    pub const fn points(self) -> f64 {
+        match self {
+            GameResult::Win => 1.0,
+            GameResult::Draw => 0.5,
+            GameResult::Loss => 0.0,
+        }
+    }
+
+    /// Points in half-point units (2, 1, 0), for exact integer sums.
+    #[must_use]
+    pub const fn half_points(self) -> u32 {
+        match self {
+            GameResult::Win => 2,
+            GameResult::Draw => 1,
+            GameResult::Loss => 0,
+        }
+    }
+
+    /// The same game seen from the other side.
+    #[must_use]
+    pub const fn reversed(self) -> GameResult {
+        match self {
+            GameResult::Win => GameResult::Loss,
+            GameResult::Draw => GameResult::Draw,
+            GameResult::Loss => GameResult::Win,
+        }
+    }
+
+    /// Parses the usual score notations: `1-0`, `1/2-1/2` (or `½-½`, `=`),
+    /// `0-1`, and the words `win`, `draw`, `loss`.
+    pub fn parse(s: &str) -> Option<GameResult> {
+        match s.trim() {
+            "1-0" | "win" | "1" => Some(GameResult::Win),
+            "1/2-1/2" | "½-½" | "=" | "draw" | "0.5" => Some(GameResult::Draw),
+            "0-1" | "loss" | "0" => Some(GameResult::Loss),
+            _ => None,
+        }
+    }
+}
+
+impl fmt::Display for GameResult {
+    /// PGN-style score, first-named side first.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            GameResult::Win => "1-0",
+            GameResult::Draw => "1/2-1/2",
+            GameResult::Loss => "0-1",
+        })
+    }
+}
+
+/// One finished game between two named players, the input of the rating
+/// ladder.
+///
+/// `result` is from `a`'s point of view. By convention `a` moved first
+/// (Red) when the colour is known; the ladder itself ignores colour.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameRecord {
+    pub a: String,
+    pub b: String,
+    pub result: GameResult,
+}
+
+impl GameRecord {
+    pub fn new(a: impl Into<String>, b: impl Into<String>, result: GameResult) -> GameRecord {
+        GameRecord {
+            a: a.into(),
+            b: b.into(),
+            result,
+        }
+    }
+}
