@@ -23,6 +23,7 @@ mod square;
 mod types;
 
 pub mod fen;
+pub mod notation;
 pub mod perft;
 pub mod zobrist;
 
