@@ -38,7 +38,7 @@ pub struct Evaluation {
 }
 
 impl Evaluation {
-    /// Expected score in [-1, 1] for the side to move: wdl[0] - wdl[2].
+    /// Expected score in [-1, 1] for the side to move: `wdl[0] - wdl[2]`.
     pub fn value(&self) -> f32 {
         self.wdl[0] - self.wdl[2]
     }
