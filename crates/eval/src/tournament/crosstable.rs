@@ -1,0 +1,282 @@
+//! Crosstables as text, JSON and CSV.
+//!
+//! Every format gets the Swiss-style table: one row per player in standings
+//! order, then one cell per round naming the opponent by rank, the colour
+//! (`r` Red, `b` Black) and the result (`1`, `½`, `0`; `?` while unplayed),
+//! e.g. `3b½`; a bye is `bye`. Round robins additionally get the classic
+//! player-against-player matrix in the text form.
+
+use std::fmt::Write as _;
+
+use serde::{Deserialize, Serialize};
+
+use super::{Format, PlayerId, Standings, Tournament};
+use crate::GameResult;
+
+/// One game (or bye) of a player, from that player's view.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CrossEntry {
+    pub round: u32,
+    /// `None` for a bye.
+    pub opponent: Option<PlayerId>,
+    /// The opponent's rank in the standings.
+    pub opponent_rank: Option<usize>,
+    /// `true` if the player had Red; `None` for a bye.
+    pub red: Option<bool>,
+    /// `None` while the game is unplayed; a bye counts as a win.
+    pub result: Option<GameResult>,
+}
+
+impl CrossEntry {
+    fn cell(&self) -> String {
+        match (self.opponent_rank, self.red) {
+            (Some(rank), Some(red)) => format!(
+                "{rank}{}{}",
+                if red { 'r' } else { 'b' },
+                result_symbol(self.result)
+            ),
+            _ => "bye".to_owned(),
+        }
+    }
+}
+
+fn result_symbol(r: Option<GameResult>) -> &'static str {
+    match r {
+        Some(GameResult::Win) => "1",
+        Some(GameResult::Draw) => "½",
+        Some(GameResult::Loss) => "0",
+        None => "?",
+    }
+}
+
+fn number(x: f64) -> String {
+    if x.fract() == 0.0 {
+        format!("{x:.0}")
+    } else if (x * 2.0).fract() == 0.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+/// A player's row: the standing plus the games.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CrosstableRow {
+    pub rank: usize,
+    pub player: PlayerId,
+    pub name: String,
+    pub points: f64,
+    pub tiebreaks: Vec<f64>,
+    pub entries: Vec<CrossEntry>,
+}
+
+/// The whole crosstable; serialize it with serde for JSON.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Crosstable {
+    pub name: String,
+    pub format: Format,
+    pub rounds: u32,
+    pub standings: Standings,
+    pub rows: Vec<CrosstableRow>,
+}
+
+pub(super) fn build(t: &Tournament) -> Crosstable {
+    let standings = t.standings();
+    let rank_of = |p: PlayerId| standings.of(p).map(|s| s.rank);
+    let mut rows: Vec<CrosstableRow> = standings
+        .rows
+        .iter()
+        .map(|s| CrosstableRow {
+            rank: s.rank,
+            player: s.player,
+            name: s.name.clone(),
+            points: s.points,
+            tiebreaks: s.tiebreaks.clone(),
+            entries: Vec::new(),
+        })
+        .collect();
+    let row_of: Vec<usize> = {
+        let mut v = vec![0; t.participants().len()];
+        for (i, r) in rows.iter().enumerate() {
+            v[r.player] = i;
+        }
+        v
+    };
+    for g in t.games() {
+        let p = &g.pairing;
+        for (me, opp, red) in [(p.red, p.black, true), (p.black, p.red, false)] {
+            rows[row_of[me]].entries.push(CrossEntry {
+                round: p.round,
+                opponent: Some(opp),
+                opponent_rank: rank_of(opp),
+                red: Some(red),
+                result: g.result.map(|r| if red { r } else { r.reversed() }),
+            });
+        }
+    }
+    for bye in t.byes() {
+        rows[row_of[bye.player]].entries.push(CrossEntry {
+            round: bye.round,
+            opponent: None,
+            opponent_rank: None,
+            red: None,
+            result: Some(GameResult::Win),
+        });
+    }
+    for row in &mut rows {
+        row.entries.sort_by_key(|e| e.round);
+    }
+    Crosstable {
+        name: t.config().name.clone(),
+        format: t.config().format,
+        rounds: t.rounds_played(),
+        standings,
+        rows,
+    }
+}
+
+impl Crosstable {
+    /// Cells of a row grouped by round (a knockout round may hold several
+    /// games, joined with spaces).
+    fn round_cells(&self, row: &CrosstableRow) -> Vec<String> {
+        (1..=self.rounds)
+            .map(|r| {
+                row.entries
+                    .iter()
+                    .filter(|e| e.round == r)
+                    .map(CrossEntry::cell)
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            })
+            .collect()
+    }
+
+    /// Column headers shared by text and CSV.
+    fn headers(&self) -> Vec<String> {
+        let mut h = vec!["Rank".to_owned(), "Name".to_owned(), "Pts".to_owned()];
+        h.extend(self.standings.tiebreaks.iter().map(|tb| tb.label().to_owned()));
+        h.extend((1..=self.rounds).map(|r| format!("R{r}")));
+        h
+    }
+
+    fn cells(&self, row: &CrosstableRow) -> Vec<String> {
+        let mut c = vec![row.rank.to_string(), row.name.clone(), number(row.points)];
+        c.extend(row.tiebreaks.iter().map(|&v| number(v)));
+        c.extend(self.round_cells(row));
+        c
+    }
+
+    /// Aligned plain-text table (plus, for round robins, the result matrix).
+    #[must_use]
+    pub fn to_text(&self) -> String {
+        let headers = self.headers();
+        let body: Vec<Vec<String>> = self.rows.iter().map(|r| self.cells(r)).collect();
+        let mut width: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+        for row in &body {
+            for (w, c) in width.iter_mut().zip(row) {
+                *w = (*w).max(c.chars().count());
+            }
+        }
+        let mut out = String::new();
+        if !self.name.is_empty() {
+            let _ = writeln!(out, "{}", self.name);
+        }
+        let line = |cells: &[String]| -> String {
+            cells
+                .iter()
+                .zip(&width)
+                .enumerate()
+                .map(|(i, (c, &w))| {
+                    let pad = w - c.chars().count();
+                    if i == 1 { format!("{c}{}", " ".repeat(pad)) } else { format!("{}{c}", " ".repeat(pad)) }
+                })
+                .collect::<Vec<_>>()
+                .join("  ")
+                .trim_end()
+                .to_owned()
+        };
+        let _ = writeln!(out, "{}", line(&headers));
+        for row in &body {
+            let _ = writeln!(out, "{}", line(row));
+        }
+        if matches!(self.format, Format::RoundRobin { .. }) {
+            out.push('\n');
+            out.push_str(&self.matrix_text());
+        }
+        out
+    }
+
+    /// Round-robin matrix: row player's results against each column player
+    /// (by rank order), `X` on the diagonal, two symbols per cell in a
+    /// double round robin.
+    fn matrix_text(&self) -> String {
+        let n = self.rows.len();
+        let cells: Vec<Vec<String>> = self
+            .rows
+            .iter()
+            .enumerate()
+            .map(|(i, row)| {
+                (0..n)
+                    .map(|j| {
+                        if i == j {
+                            return "X".to_owned();
+                        }
+                        let opp = self.rows[j].player;
+                        let s: String = row
+                            .entries
+                            .iter()
+                            .filter(|e| e.opponent == Some(opp))
+                            .map(|e| result_symbol(e.result))
+                            .collect();
+                        if s.is_empty() { ".".to_owned() } else { s }
+                    })
+                    .collect()
+            })
+            .collect();
+        let name_w = self.rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(0);
+        let cell_w = cells.iter().flatten().map(|c| c.chars().count()).max().unwrap_or(1).max(n.to_string().len());
+        let mut out = format!("{:>4}  {:<name_w$}", "", "");
+        for j in 1..=n {
+            let _ = write!(out, "  {j:>cell_w$}");
+        }
+        out.push('\n');
+        for (i, row) in self.rows.iter().enumerate() {
+            let pad = name_w - row.name.chars().count();
+            let _ = write!(out, "{:>4}  {}{}", i + 1, row.name, " ".repeat(pad));
+            for c in &cells[i] {
+                let p = cell_w - c.chars().count();
+                let _ = write!(out, "  {}{c}", " ".repeat(p));
+            }
+            let _ = writeln!(out, "  {:>5}", number(row.points));
+        }
+        out
+    }
+
+    /// CSV (RFC 4180 quoting) with the same columns as the text table.
+    #[must_use]
+    pub fn to_csv(&self) -> String {
+        let quote = |s: &str| -> String {
+            if s.contains([',', '"', '\n', '\r']) {
+                format!("\"{}\"", s.replace('"', "\"\""))
+            } else {
+                s.to_owned()
+            }
+        };
+        let mut out = String::new();
+        let write_row = |out: &mut String, cells: &[String]| {
+            out.push_str(&cells.iter().map(|c| quote(c)).collect::<Vec<_>>().join(","));
+            out.push('\n');
+        };
+        write_row(&mut out, &self.headers());
+        for row in &self.rows {
+            write_row(&mut out, &self.cells(row));
+        }
+        out
+    }
+
+    /// Pretty-printed JSON of the whole table.
+    #[must_use]
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("crosstable serializes: plain data, finite or not")
+    }
+}

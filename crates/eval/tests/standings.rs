@@ -1,0 +1,172 @@
+//! Tie-breaks of 第15条 on crosstables built by hand.
+
+mod common;
+
+use common::{config, play_out};
+use xq_eval::GameResult::{self, Draw, Loss, Win};
+use xq_eval::tournament::{Format, TieBreak, Tournament};
+
+/// Looks up a result by (red, black) in 1-based Berger numbers.
+fn by_table(table: &[((usize, usize), GameResult)]) -> impl FnMut(usize, usize) -> GameResult + '_ {
+    move |red, black| {
+        table
+            .iter()
+            .find(|((r, b), _)| (*r, *b) == (red + 1, black + 1))
+            .unwrap_or_else(|| panic!("no result for {}-{}", red + 1, black + 1))
+            .1
+    }
+}
+
+/// Player numbers (1-based), ranks, points and tie-break values, best first.
+fn summary(t: &Tournament) -> Vec<(usize, usize, f64, Vec<f64>)> {
+    t.standings()
+        .rows
+        .iter()
+        .map(|s| (s.player + 1, s.rank, s.points, s.tiebreaks.clone()))
+        .collect()
+}
+
+/// Five players, single round robin (Berger table for 6, number 6 = bye).
+///
+/// ```text
+/// R1 2-5 1-0   3-4 0-1   (1 bye)     Points (bye = 1):
+/// R2 5-3 1-0   1-2 1-0   (4 bye)       1: W2 L3 D4 D5 +bye = 3
+/// R3 3-1 1-0   4-5 ½-½   (2 bye)       2: W5 L1 W3 D4 +bye = 3.5
+/// R4 1-4 ½-½   2-3 1-0   (5 bye)       3: L4 L5 W1 L2 +bye = 2
+/// R5 4-2 ½-½   5-1 ½-½   (3 bye)       4: W3 D5 D1 D2 +bye = 3.5
+///                                      5: L2 W3 D4 D1 +bye = 3
+/// SB: 1 = 3.5 + ½·3.5 + ½·3 = 6.75     2 = 3 + 2 + ½·3.5 = 6.75
+///     3 = 3                            4 = 2 + ½(3 + 3 + 3.5) = 6.75
+///     5 = 2 + ½(3.5 + 3) = 5.25
+/// ```
+/// 2 and 4 tie on points and SB; 2 has two wins to 4's one.
+/// 1 and 5 tie on points; SB puts 1 ahead.
+#[test]
+fn round_robin_ties_are_broken_by_sonneborn_berger_then_wins() {
+    let table = [
+        ((2, 5), Win),
+        ((3, 4), Loss),
+        ((5, 3), Win),
+        ((1, 2), Win),
+        ((3, 1), Win),
+        ((4, 5), Draw),
+        ((1, 4), Draw),
+        ((2, 3), Win),
+        ((4, 2), Draw),
+        ((5, 1), Draw),
+    ];
+    let mut t = Tournament::new(config(Format::RoundRobin { cycles: 1 }, 5, 0)).unwrap();
+    assert_eq!(play_out(&mut t, by_table(&table)), 5);
+    let standings = t.standings();
+    assert_eq!(
+        standings.tiebreaks,
+        [TieBreak::SonnebornBerger, TieBreak::Wins, TieBreak::DirectEncounter]
+    );
+    let got = summary(&t);
+    let order: Vec<usize> = got.iter().map(|r| r.0).collect();
+    assert_eq!(order, [2, 4, 1, 5, 3]);
+    let ranks: Vec<usize> = got.iter().map(|r| r.1).collect();
+    assert_eq!(ranks, [1, 2, 3, 4, 5]);
+    let points: Vec<f64> = got.iter().map(|r| r.2).collect();
+    assert_eq!(points, [3.5, 3.5, 3.0, 3.0, 2.0]);
+    let sb: Vec<f64> = got.iter().map(|r| r.3[0]).collect();
+    assert_eq!(sb, [6.75, 6.75, 6.75, 5.25, 3.0]);
+    let wins: Vec<f64> = got.iter().map(|r| r.3[1]).collect();
+    assert_eq!(wins, [2.0, 1.0, 1.0, 1.0, 1.0]);
+    assert!(standings.rows.iter().all(|r| r.byes == 1));
+}
+
+/// Four players:
+///
+/// ```text
+/// R1 1-4 1-0   2-3 1-0       Points: 1 = 1.5, 2 = 2.5, 3 = 0.5, 4 = 1.5
+/// R2 4-3 1-0   1-2 0-1       SB: 1 = 1.5 + ½·0.5 = 1.75
+/// R3 2-4 ½-½   3-1 ½-½           4 = 0.5 + ½·2.5 = 1.75
+/// ```
+/// 1 and 4 tie on points, SB and wins (one each); 1 beat 4, so direct
+/// encounter puts 1 ahead.
+#[test]
+fn round_robin_direct_encounter_breaks_remaining_tie() {
+    let table = [
+        ((1, 4), Win),
+        ((2, 3), Win),
+        ((4, 3), Win),
+        ((1, 2), Loss),
+        ((2, 4), Draw),
+        ((3, 1), Draw),
+    ];
+    let mut t = Tournament::new(config(Format::RoundRobin { cycles: 1 }, 4, 0)).unwrap();
+    play_out(&mut t, by_table(&table));
+    let got = summary(&t);
+    assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 1, 4, 3]);
+    assert_eq!(got.iter().map(|r| r.1).collect::<Vec<_>>(), [1, 2, 3, 4]);
+    assert_eq!(got[1].3, [1.75, 1.0, 1.0]);
+    assert_eq!(got[2].3, [1.75, 1.0, 0.0]);
+}
+
+/// Same table but 1 beats 2 and 3 beats 1; 2 and 4 drew each other:
+/// points 1 = 2, 2 = 1.5, 3 = 1, 4 = 1.5; SB 2 = 1 + ½·1.5 = 1.75 and
+/// 4 = 1 + ½·1.5 = 1.75; one win each; their game was drawn, so they share
+/// second place (名次并列) and 3 is fourth.
+#[test]
+fn round_robin_complete_tie_shares_the_rank() {
+    let table = [
+        ((1, 4), Win),
+        ((2, 3), Win),
+        ((4, 3), Win),
+        ((1, 2), Win),
+        ((2, 4), Draw),
+        ((3, 1), Win),
+    ];
+    let mut t = Tournament::new(config(Format::RoundRobin { cycles: 1 }, 4, 0)).unwrap();
+    play_out(&mut t, by_table(&table));
+    let got = summary(&t);
+    assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2, 4, 3]);
+    assert_eq!(got.iter().map(|r| r.1).collect::<Vec<_>>(), [1, 2, 2, 4]);
+    assert_eq!(got[1].3, [1.75, 1.0, 0.5]);
+    assert_eq!(got[2].3, [1.75, 1.0, 0.5]);
+}
+
+#[test]
+fn double_round_robin_repeats_the_table_with_colours_reversed() {
+    let mut t = Tournament::new(config(Format::RoundRobin { cycles: 2 }, 4, 0)).unwrap();
+    let rounds = play_out(&mut t, |_, _| Draw);
+    assert_eq!(rounds, 6);
+    let games = t.games();
+    for (first, second) in games[..6].iter().zip(&games[6..]) {
+        assert_eq!(first.pairing.red, second.pairing.black);
+        assert_eq!(first.pairing.black, second.pairing.red);
+    }
+    let text = t.crosstable().to_text();
+    assert!(text.contains("½½"), "matrix shows both games:\n{text}");
+}
+
+#[test]
+fn crosstable_formats_agree_with_standings() {
+    let table = [
+        ((1, 4), Win),
+        ((2, 3), Win),
+        ((4, 3), Win),
+        ((1, 2), Loss),
+        ((2, 4), Draw),
+        ((3, 1), Draw),
+    ];
+    let mut t = Tournament::new(config(Format::RoundRobin { cycles: 1 }, 4, 0)).unwrap();
+    play_out(&mut t, by_table(&table));
+    let ct = t.crosstable();
+
+    let csv = ct.to_csv();
+    let lines: Vec<&str> = csv.lines().collect();
+    assert_eq!(lines[0], "Rank,Name,Pts,SB,Wins,DE,R1,R2,R3");
+    // Player 2 (p1): beat 3 (rank 4) with Red, beat 1 (rank 2) with Black,
+    // drew 4 (rank 3) with Red.
+    assert_eq!(lines[1], "1,p1,2.5,2.75,2,0,4r1,2b1,3r½");
+
+    let json: serde_json::Value = serde_json::from_str(&ct.to_json()).unwrap();
+    assert_eq!(json["rows"][0]["name"], "p1");
+    assert_eq!(json["rows"][0]["points"], 2.5);
+    assert_eq!(json["rows"][0]["entries"].as_array().unwrap().len(), 3);
+
+    let text = ct.to_text();
+    assert!(text.lines().any(|l| l.starts_with("   1  p1") && l.ends_with("3r½")), "{text}");
+}
