@@ -22,6 +22,8 @@ enum Command {
     Perft(cmd::perft::Args),
     /// Speed benchmarks.
     Bench(cmd::bench::Args),
+    /// Play ICCS moves from a position and write them in Chinese, WXF or ICCS notation.
+    Notation(cmd::notation::Args),
 }
 
 fn main() -> ExitCode {
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Perft(args) => cmd::perft::run(args),
         Command::Bench(args) => cmd::bench::run(args),
+        Command::Notation(args) => cmd::notation::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! One module per subcommand.
 
 pub mod bench;
+pub mod notation;
 pub mod perft;
 
 use anyhow::{Context, Result};
