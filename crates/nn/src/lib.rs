@@ -70,10 +70,14 @@
 //! # Policy index (version [`POLICY_INDEX_VERSION`] = 1)
 //!
 //! [`POLICY_SIZE`] = 2,086 from-to moves in the mover's view; see [`policy`] for the set,
-//! its order and its symmetry.
+//! its order and its symmetry. [`output`] turns the network's raw outputs (2,086
+//! policy logits, 3 WDL logits) into an [`Evaluation`] over the legal moves, and
+//! scatters training targets into the index layout, so every backend and the trainer
+//! agree on it.
 
 pub mod encode;
 pub mod evaluator;
+pub mod output;
 pub mod policy;
 
 pub use encode::{
@@ -82,6 +86,9 @@ pub use encode::{
 };
 pub use evaluator::{
     EvalError, EvalInput, Evaluation, Evaluator, RandomEvaluator, UniformEvaluator,
+};
+pub use output::{
+    evaluation_from_logits, legal_policy_from_logits, scatter_policy, wdl_from_logits,
 };
 pub use policy::{
     POLICY_INDEX_VERSION, POLICY_SIZE, mirror_index, mirror_policy, policy_index,
