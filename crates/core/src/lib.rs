@@ -23,6 +23,7 @@ mod square;
 mod types;
 
 pub mod fen;
+pub mod game;
 pub mod notation;
 pub mod perft;
 pub mod zobrist;
@@ -33,6 +34,7 @@ pub use attacks::{
 };
 pub use bitboard::Bitboard;
 pub use fen::{Fen, FenError, ParseFenError, START_FEN};
+pub use game::{Ending, Game, GameConfig, Outcome, Reason};
 pub use moves::{MAX_MOVES, Move, MoveList, ParseMoveError};
 pub use position::{IllegalMoveError, PlayError, Position};
 pub use setup::{PositionError, Setup, reachable};
