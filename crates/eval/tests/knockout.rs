@@ -28,10 +28,19 @@ fn bracket_seeds_the_standard_order() {
         .iter()
         .map(|m| (m.top + 1, m.bottom.map(|b| b + 1)))
         .collect();
-    let want: Vec<(usize, Option<usize>)> = [(1, 16), (8, 9), (4, 13), (5, 12), (2, 15), (7, 10), (3, 14), (6, 11)]
-        .iter()
-        .map(|&(a, b)| (a, Some(b)))
-        .collect();
+    let want: Vec<(usize, Option<usize>)> = [
+        (1, 16),
+        (8, 9),
+        (4, 13),
+        (5, 12),
+        (2, 15),
+        (7, 10),
+        (3, 14),
+        (6, 11),
+    ]
+    .iter()
+    .map(|&(a, b)| (a, Some(b)))
+    .collect();
     assert_eq!(firsts, want);
 }
 
@@ -43,10 +52,16 @@ fn byes_go_to_the_top_seeds_when_the_field_is_not_a_power_of_two() {
     let byes: Vec<usize> = t.byes().iter().map(|b| b.player).collect();
     assert_eq!(byes, [0, 1]);
     assert_eq!(games.len(), 4);
-    let matches: Vec<(usize, usize)> = games.chunks(2).map(|g| (g[0].red.min(g[0].black), g[0].red.max(g[0].black))).collect();
+    let matches: Vec<(usize, usize)> = games
+        .chunks(2)
+        .map(|g| (g[0].red.min(g[0].black), g[0].red.max(g[0].black)))
+        .collect();
     assert_eq!(matches, [(3, 4), (2, 5)]);
     for pair in games.chunks(2) {
-        assert_eq!(pair[0].red, pair[1].black, "colours swap in the second game");
+        assert_eq!(
+            pair[0].red, pair[1].black,
+            "colours swap in the second game"
+        );
         assert_eq!(pair[0].black, pair[1].red);
         assert!(pair.iter().all(|g| g.kind == GameKind::Regular));
     }
@@ -61,8 +76,24 @@ fn full_knockout_crowns_the_strongest_and_ranks_by_round_reached() {
     assert!(t.next_round().unwrap().is_empty());
     let s = t.standings();
     let ranks: Vec<(usize, usize)> = s.rows.iter().map(|r| (r.player, r.rank)).collect();
-    assert_eq!(ranks, [(0, 1), (1, 2), (2, 3), (3, 3), (4, 5), (5, 5), (6, 5), (7, 5)]);
-    assert!(t.knockout_matches().iter().all(|m| m.decided_by == Some(KnockoutDecision::Games)));
+    assert_eq!(
+        ranks,
+        [
+            (0, 1),
+            (1, 2),
+            (2, 3),
+            (3, 3),
+            (4, 5),
+            (5, 5),
+            (6, 5),
+            (7, 5)
+        ]
+    );
+    assert!(
+        t.knockout_matches()
+            .iter()
+            .all(|m| m.decided_by == Some(KnockoutDecision::Games))
+    );
 }
 
 #[test]
@@ -105,11 +136,15 @@ fn a_won_rapid_pair_decides_the_match() {
     let rapid = t.next_round().unwrap();
     // p1 wins both rapid games.
     for g in &rapid {
-        t.record(g.game, if g.red == 1 { Win } else { Loss }).unwrap();
+        t.record(g.game, if g.red == 1 { Win } else { Loss })
+            .unwrap();
     }
     assert!(t.is_finished());
     let m = &t.knockout_matches()[0];
-    assert_eq!((m.winner, m.decided_by), (Some(1), Some(KnockoutDecision::Rapid)));
+    assert_eq!(
+        (m.winner, m.decided_by),
+        (Some(1), Some(KnockoutDecision::Rapid))
+    );
 }
 
 #[test]
@@ -138,12 +173,20 @@ fn later_rounds_wait_for_tiebreaks_of_the_current_round() {
     // Match 0-3 decided, match 1-2 level.
     for g in &first {
         let (a, b) = (g.red.min(g.black), g.red.max(g.black));
-        let result = if (a, b) == (0, 3) { lower_wins(g.red, g.black) } else { Draw };
+        let result = if (a, b) == (0, 3) {
+            lower_wins(g.red, g.black)
+        } else {
+            Draw
+        };
         t.record(g.game, result).unwrap();
     }
     let second = t.next_round().unwrap();
     assert_eq!(second.len(), 2);
-    assert!(second.iter().all(|g| g.kind == GameKind::Rapid && g.red != 0 && g.black != 0));
+    assert!(
+        second
+            .iter()
+            .all(|g| g.kind == GameKind::Rapid && g.red != 0 && g.black != 0)
+    );
     let err = t.next_round().unwrap_err();
     assert!(err.to_string().contains("unfinished"), "{err}");
 }

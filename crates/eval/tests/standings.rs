@@ -60,7 +60,11 @@ fn round_robin_ties_are_broken_by_sonneborn_berger_then_wins() {
     let standings = t.standings();
     assert_eq!(
         standings.tiebreaks,
-        [TieBreak::SonnebornBerger, TieBreak::Wins, TieBreak::DirectEncounter]
+        [
+            TieBreak::SonnebornBerger,
+            TieBreak::Wins,
+            TieBreak::DirectEncounter
+        ]
     );
     let got = summary(&t);
     let order: Vec<usize> = got.iter().map(|r| r.0).collect();
@@ -168,5 +172,9 @@ fn crosstable_formats_agree_with_standings() {
     assert_eq!(json["rows"][0]["entries"].as_array().unwrap().len(), 3);
 
     let text = ct.to_text();
-    assert!(text.lines().any(|l| l.starts_with("   1  p1") && l.ends_with("3r½")), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("   1  p1") && l.ends_with("3r½")),
+        "{text}"
+    );
 }

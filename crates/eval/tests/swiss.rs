@@ -45,17 +45,35 @@ fn swiss_never_repeats_a_pairing_and_balances_colours() {
             let mut seen = HashSet::new();
             for g in t.games().iter().filter(|g| g.pairing.round == round) {
                 let (r, b) = (g.pairing.red, g.pairing.black);
-                assert!(pairs.insert((r.min(b), r.max(b))), "seed {seed}: {r}-{b} repeated");
-                assert!(seen.insert(r) && seen.insert(b), "seed {seed}: player twice in round {round}");
+                assert!(
+                    pairs.insert((r.min(b), r.max(b))),
+                    "seed {seed}: {r}-{b} repeated"
+                );
+                assert!(
+                    seen.insert(r) && seen.insert(b),
+                    "seed {seed}: player twice in round {round}"
+                );
                 colours[r].push(true);
                 colours[b].push(false);
             }
-            let byes: Vec<usize> = t.byes().iter().filter(|b| b.round == round).map(|b| b.player).collect();
+            let byes: Vec<usize> = t
+                .byes()
+                .iter()
+                .filter(|b| b.round == round)
+                .map(|b| b.player)
+                .collect();
             assert_eq!(byes.len(), n % 2, "seed {seed}: round {round} byes");
-            assert_eq!(seen.len() + byes.len(), n, "seed {seed}: round {round} leaves someone out");
+            assert_eq!(
+                seen.len() + byes.len(),
+                n,
+                "seed {seed}: round {round} leaves someone out"
+            );
         }
         let mut bye_players = HashSet::new();
-        assert!(t.byes().iter().all(|b| bye_players.insert(b.player)), "seed {seed}: second bye");
+        assert!(
+            t.byes().iter().all(|b| bye_players.insert(b.player)),
+            "seed {seed}: second bye"
+        );
 
         for (p, c) in colours.iter().enumerate() {
             let reds = c.iter().filter(|&&x| x).count() as i64;
@@ -85,7 +103,12 @@ fn swiss_gives_the_bye_to_the_lowest_ranked_player_without_one() {
             .map(|p| (standings.of(p).unwrap().points, p))
             .collect();
         ranking.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
-        let expected = ranking.iter().rev().map(|&(_, p)| p).find(|p| !had.contains(p)).unwrap();
+        let expected = ranking
+            .iter()
+            .rev()
+            .map(|&(_, p)| p)
+            .find(|p| !had.contains(p))
+            .unwrap();
 
         let games = t.next_round().unwrap();
         let bye = t.byes().last().unwrap();
@@ -93,7 +116,11 @@ fn swiss_gives_the_bye_to_the_lowest_ranked_player_without_one() {
         assert_eq!(bye.player, expected);
         byes_seen.push(bye.player);
         for g in games {
-            let result = if g.red < g.black { GameResult::Win } else { GameResult::Loss };
+            let result = if g.red < g.black {
+                GameResult::Win
+            } else {
+                GameResult::Loss
+            };
             t.record(g.game, result).unwrap();
         }
     }
@@ -107,7 +134,10 @@ fn swiss_is_deterministic_for_a_seed() {
         let mut rng = ChaCha8Rng::seed_from_u64(99);
         let mut t = Tournament::new(config(Format::Swiss { rounds: 5 }, 11, seed)).unwrap();
         play_out(&mut t, |r, b| random_result(&mut rng, r, b));
-        t.games().iter().map(|g| (g.pairing.red, g.pairing.black)).collect::<Vec<_>>()
+        t.games()
+            .iter()
+            .map(|g| (g.pairing.red, g.pairing.black))
+            .collect::<Vec<_>>()
     };
     assert_eq!(run(3), run(3));
     // The seed only draws colours where nobody has a history, so different
@@ -118,7 +148,14 @@ fn swiss_is_deterministic_for_a_seed() {
 #[test]
 fn swiss_rejects_more_rounds_than_opponents() {
     let err = Tournament::new(config(Format::Swiss { rounds: 6 }, 6, 0)).unwrap_err();
-    assert_eq!(err, TournamentError::BadRounds { rounds: 6, players: 6, max: 5 });
+    assert_eq!(
+        err,
+        TournamentError::BadRounds {
+            rounds: 6,
+            players: 6,
+            max: 5
+        }
+    );
     assert!(Tournament::new(config(Format::Swiss { rounds: 5 }, 5, 0)).is_ok());
 }
 
@@ -129,7 +166,14 @@ fn swiss_can_run_the_full_number_of_rounds_without_repeats() {
     for seed in 0..40u64 {
         let mut rng = ChaCha8Rng::seed_from_u64(1000 + seed);
         let n = [4usize, 6, 8][seed as usize % 3];
-        let mut t = Tournament::new(config(Format::Swiss { rounds: n as u32 - 1 }, n, seed)).unwrap();
+        let mut t = Tournament::new(config(
+            Format::Swiss {
+                rounds: n as u32 - 1,
+            },
+            n,
+            seed,
+        ))
+        .unwrap();
         let mut rounds = 0;
         loop {
             match t.next_round() {
@@ -137,7 +181,8 @@ fn swiss_can_run_the_full_number_of_rounds_without_repeats() {
                 Ok(games) => {
                     rounds += 1;
                     for g in games {
-                        t.record(g.game, random_result(&mut rng, g.red, g.black)).unwrap();
+                        t.record(g.game, random_result(&mut rng, g.red, g.black))
+                            .unwrap();
                     }
                 }
                 // Some score-ordered histories leave no perfect matching of
@@ -179,8 +224,11 @@ fn swiss_buchholz_on_a_hand_checked_crosstable() {
     });
     let s = t.standings();
     assert_eq!(s.tiebreaks, [TieBreak::Buchholz, TieBreak::Wins]);
-    let rows: Vec<(usize, usize, f64, Vec<f64>)> =
-        s.rows.iter().map(|r| (r.player, r.rank, r.points, r.tiebreaks.clone())).collect();
+    let rows: Vec<(usize, usize, f64, Vec<f64>)> = s
+        .rows
+        .iter()
+        .map(|r| (r.player, r.rank, r.points, r.tiebreaks.clone()))
+        .collect();
     assert_eq!(
         rows,
         vec![
@@ -206,20 +254,33 @@ fn swiss_buchholz_on_a_hand_checked_crosstable() {
 fn swiss_round_two_pairs_within_score_groups() {
     let mut t = Tournament::new(config(Format::Swiss { rounds: 2 }, 6, 11)).unwrap();
     let r1 = t.next_round().unwrap();
-    let mut pairs: Vec<(usize, usize)> = r1.iter().map(|g| (g.red.min(g.black), g.red.max(g.black))).collect();
+    let mut pairs: Vec<(usize, usize)> = r1
+        .iter()
+        .map(|g| (g.red.min(g.black), g.red.max(g.black)))
+        .collect();
     pairs.sort_unstable();
     assert_eq!(pairs, [(0, 3), (1, 4), (2, 5)]);
     for g in &r1 {
-        let result = if g.red < g.black { GameResult::Win } else { GameResult::Loss };
+        let result = if g.red < g.black {
+            GameResult::Win
+        } else {
+            GameResult::Loss
+        };
         t.record(g.game, result).unwrap();
     }
     let r2 = t.next_round().unwrap();
-    let mut pairs: Vec<(usize, usize)> = r2.iter().map(|g| (g.red.min(g.black), g.red.max(g.black))).collect();
+    let mut pairs: Vec<(usize, usize)> = r2
+        .iter()
+        .map(|g| (g.red.min(g.black), g.red.max(g.black)))
+        .collect();
     pairs.sort_unstable();
     assert_eq!(pairs, [(0, 1), (2, 3), (4, 5)]);
     // Everyone alternates colour from round 1.
     for g in &r2 {
-        let prev = r1.iter().find(|p| p.red == g.red || p.black == g.red).unwrap();
+        let prev = r1
+            .iter()
+            .find(|p| p.red == g.red || p.black == g.red)
+            .unwrap();
         assert_eq!(prev.black, g.red, "{} had Red twice", g.red);
     }
 }

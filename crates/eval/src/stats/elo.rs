@@ -131,7 +131,11 @@ impl Trinomial {
             + self.draws as f64 * (0.5 - s).powi(2)
             + self.losses as f64 * s.powi(2))
             / n;
-        Ok(Some(EloEstimate::from_score(s, (var / n).sqrt(), confidence)))
+        Ok(Some(EloEstimate::from_score(
+            s,
+            (var / n).sqrt(),
+            confidence,
+        )))
     }
 
     /// Likelihood of superiority: the probability that this player is the

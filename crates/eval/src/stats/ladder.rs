@@ -463,7 +463,9 @@ impl Problem<'_> {
                 .map(|row| row.iter().map(|v| -v).collect())
                 .collect();
             let Some(step) = cholesky_solve(&info, &grad) else {
-                return Err(StatsError::NotConverged { iterations: iteration });
+                return Err(StatsError::NotConverged {
+                    iterations: iteration,
+                });
             };
             let mut scale = 1.0;
             let mut accepted = None;
@@ -481,9 +483,13 @@ impl Problem<'_> {
                 scale /= 2.0;
             }
             let Some((trial, eval)) = accepted else {
-                return Err(StatsError::NotConverged { iterations: iteration });
+                return Err(StatsError::NotConverged {
+                    iterations: iteration,
+                });
             };
-            let max_step = step.iter().fold(0.0f64, |acc, s| acc.max((scale * s).abs()));
+            let max_step = step
+                .iter()
+                .fold(0.0f64, |acc, s| acc.max((scale * s).abs()));
             theta = trial;
             (value, grad, hess) = eval;
             if max_step < 1e-10 {
@@ -505,7 +511,7 @@ fn cholesky(a: &[Vec<f64>]) -> Option<Vec<Vec<f64>>> {
             let sum: f64 = (0..j).map(|k| l[i][k] * l[j][k]).sum();
             if i == j {
                 let d = a[i][i] - sum;
-                if !(d > 0.0) || !d.is_finite() {
+                if !d.is_finite() || d <= 0.0 {
                     return None;
                 }
                 l[i][i] = d.sqrt();
@@ -558,11 +564,34 @@ mod tests {
     #[test]
     fn analytic_gradient_and_hessian_match_finite_differences() {
         let pairs = [
-            PairCounts { i: 0, j: 1, w: 5.0, d: 3.0, l: 2.0 },
-            PairCounts { i: 1, j: 2, w: 1.0, d: 4.0, l: 6.0 },
-            PairCounts { i: 0, j: 2, w: 2.0, d: 0.0, l: 3.0 },
+            PairCounts {
+                i: 0,
+                j: 1,
+                w: 5.0,
+                d: 3.0,
+                l: 2.0,
+            },
+            PairCounts {
+                i: 1,
+                j: 2,
+                w: 1.0,
+                d: 4.0,
+                l: 6.0,
+            },
+            PairCounts {
+                i: 0,
+                j: 2,
+                w: 2.0,
+                d: 0.0,
+                l: 3.0,
+            },
         ];
-        let problem = Problem { n: 3, pinned: 1, pairs: &pairs, prior: 0.7 };
+        let problem = Problem {
+            n: 3,
+            pinned: 1,
+            pairs: &pairs,
+            prior: 0.7,
+        };
         let theta = [0.3, -0.4, 0.2];
         let (_, grad, hess) = problem.evaluate(&theta);
         let h = 1e-6;
@@ -573,9 +602,15 @@ mod tests {
             minus[k] -= h;
             let (vp, gp, _) = problem.evaluate(&plus);
             let (vm, gm, _) = problem.evaluate(&minus);
-            assert!(((vp - vm) / (2.0 * h) - grad[k]).abs() < 1e-6, "gradient {k}");
+            assert!(
+                ((vp - vm) / (2.0 * h) - grad[k]).abs() < 1e-6,
+                "gradient {k}"
+            );
             for r in 0..3 {
-                assert!(((gp[r] - gm[r]) / (2.0 * h) - hess[r][k]).abs() < 1e-5, "hessian {r},{k}");
+                assert!(
+                    ((gp[r] - gm[r]) / (2.0 * h) - hess[r][k]).abs() < 1e-5,
+                    "hessian {r},{k}"
+                );
             }
         }
     }

@@ -122,7 +122,11 @@ mod tests {
             (3.0, 0.998_650_101_968_37),
             (-4.0, 3.167_124_183_311_998e-5),
         ] {
-            assert!((normal_cdf(x) - want).abs() < 1e-12, "Φ({x}) = {}", normal_cdf(x));
+            assert!(
+                (normal_cdf(x) - want).abs() < 1e-12,
+                "Φ({x}) = {}",
+                normal_cdf(x)
+            );
         }
     }
 

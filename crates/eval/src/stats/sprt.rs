@@ -141,7 +141,9 @@ pub fn llr_pentanomial(pairs: &Pentanomial, elo0: f64, elo1: f64) -> f64 {
     if n == 0 {
         return 0.0;
     }
-    let counts = pairs.counts.map(|c| if c == 0 { EMPTY_CELL } else { c as f64 });
+    let counts = pairs
+        .counts
+        .map(|c| if c == 0 { EMPTY_CELL } else { c as f64 });
     let total: f64 = counts.iter().sum();
     let p = counts.map(|c| c / total);
     let q0 = constrained_mle(&p, score_from_elo(elo0));

@@ -154,7 +154,12 @@ impl Crosstable {
     /// Column headers shared by text and CSV.
     fn headers(&self) -> Vec<String> {
         let mut h = vec!["Rank".to_owned(), "Name".to_owned(), "Pts".to_owned()];
-        h.extend(self.standings.tiebreaks.iter().map(|tb| tb.label().to_owned()));
+        h.extend(
+            self.standings
+                .tiebreaks
+                .iter()
+                .map(|tb| tb.label().to_owned()),
+        );
         h.extend((1..=self.rounds).map(|r| format!("R{r}")));
         h
     }
@@ -188,7 +193,11 @@ impl Crosstable {
                 .enumerate()
                 .map(|(i, (c, &w))| {
                     let pad = w - c.chars().count();
-                    if i == 1 { format!("{c}{}", " ".repeat(pad)) } else { format!("{}{c}", " ".repeat(pad)) }
+                    if i == 1 {
+                        format!("{c}{}", " ".repeat(pad))
+                    } else {
+                        format!("{}{c}", " ".repeat(pad))
+                    }
                 })
                 .collect::<Vec<_>>()
                 .join("  ")
@@ -233,8 +242,19 @@ impl Crosstable {
                     .collect()
             })
             .collect();
-        let name_w = self.rows.iter().map(|r| r.name.chars().count()).max().unwrap_or(0);
-        let cell_w = cells.iter().flatten().map(|c| c.chars().count()).max().unwrap_or(1).max(n.to_string().len());
+        let name_w = self
+            .rows
+            .iter()
+            .map(|r| r.name.chars().count())
+            .max()
+            .unwrap_or(0);
+        let cell_w = cells
+            .iter()
+            .flatten()
+            .map(|c| c.chars().count())
+            .max()
+            .unwrap_or(1)
+            .max(n.to_string().len());
         let mut out = format!("{:>4}  {:<name_w$}", "", "");
         for j in 1..=n {
             let _ = write!(out, "  {j:>cell_w$}");
@@ -277,6 +297,7 @@ impl Crosstable {
     /// Pretty-printed JSON of the whole table.
     #[must_use]
     pub fn to_json(&self) -> String {
-        serde_json::to_string_pretty(self).expect("crosstable serializes: plain data, finite or not")
+        serde_json::to_string_pretty(self)
+            .expect("crosstable serializes: plain data, finite or not")
     }
 }

@@ -130,7 +130,11 @@ impl KnockoutState {
 
     /// Red for the first game of a pair, by lot.
     fn lot(&mut self, a: PlayerId, b: PlayerId) -> (PlayerId, PlayerId) {
-        if self.rng.random_bool(0.5) { (a, b) } else { (b, a) }
+        if self.rng.random_bool(0.5) {
+            (a, b)
+        } else {
+            (b, a)
+        }
     }
 
     /// The next games to play (ids `first_id..` in order) and, on the first
@@ -157,10 +161,12 @@ impl KnockoutState {
                     return (Vec::new(), byes);
                 }
                 let stage = self.current()[0].stage + 1;
-                let winners: Vec<PlayerId> = self.current().iter().filter_map(|m| m.winner).collect();
+                let winners: Vec<PlayerId> =
+                    self.current().iter().filter_map(|m| m.winner).collect();
                 self.stage_start = self.matches.len();
                 for pair in winners.chunks(2) {
-                    self.matches.push(KnockoutMatch::new(stage, pair[0], Some(pair[1])));
+                    self.matches
+                        .push(KnockoutMatch::new(stage, pair[0], Some(pair[1])));
                 }
                 continue;
             }
@@ -169,7 +175,12 @@ impl KnockoutState {
                 if self.matches[i].winner.is_some() {
                     continue;
                 }
-                let (top, bottom) = (self.matches[i].top, self.matches[i].bottom.expect("undecided matches have two players"));
+                let (top, bottom) = (
+                    self.matches[i].top,
+                    self.matches[i]
+                        .bottom
+                        .expect("undecided matches have two players"),
+                );
                 let m = &self.matches[i];
                 let new_games: Vec<(PlayerId, PlayerId, GameKind)> = if m.games.is_empty() {
                     let (r, b) = self.lot(top, bottom);
@@ -183,7 +194,11 @@ impl KnockoutState {
                     let (r, b) = self.lot(top, bottom);
                     vec![(r, b, GameKind::Armageddon)]
                 } else {
-                    let winner = if self.rng.random_bool(0.5) { top } else { bottom };
+                    let winner = if self.rng.random_bool(0.5) {
+                        top
+                    } else {
+                        bottom
+                    };
                     self.matches[i].winner = Some(winner);
                     self.matches[i].decided_by = Some(KnockoutDecision::Lots);
                     Vec::new()
@@ -223,30 +238,50 @@ fn points_of(player: PlayerId, games: &[&GameEntry]) -> u32 {
         .iter()
         .map(|g| {
             let r = g.result.expect("finished");
-            if g.pairing.red == player { r.half_points() } else { r.reversed().half_points() }
+            if g.pairing.red == player {
+                r.half_points()
+            } else {
+                r.reversed().half_points()
+            }
         })
         .sum()
 }
 
 /// The winner of a finished sequence of mini-match games, if decided.
 fn decide(top: PlayerId, games: &[&GameEntry]) -> Option<(PlayerId, KnockoutDecision)> {
-    let other = |g: &GameEntry| if g.pairing.red == top { g.pairing.black } else { g.pairing.red };
+    let other = |g: &GameEntry| {
+        if g.pairing.red == top {
+            g.pairing.black
+        } else {
+            g.pairing.red
+        }
+    };
     let bottom = other(games.first()?);
     let by_points = |set: &[&GameEntry]| -> Option<PlayerId> {
         let (a, b) = (points_of(top, set), points_of(bottom, set));
         (a != b).then_some(if a > b { top } else { bottom })
     };
-    let regular: Vec<&GameEntry> = games.iter().copied().filter(|g| g.pairing.kind == GameKind::Regular).collect();
+    let regular: Vec<&GameEntry> = games
+        .iter()
+        .copied()
+        .filter(|g| g.pairing.kind == GameKind::Regular)
+        .collect();
     if let Some(w) = by_points(&regular) {
         return Some((w, KnockoutDecision::Games));
     }
-    let rapid: Vec<&GameEntry> = games.iter().copied().filter(|g| g.pairing.kind == GameKind::Rapid).collect();
+    let rapid: Vec<&GameEntry> = games
+        .iter()
+        .copied()
+        .filter(|g| g.pairing.kind == GameKind::Rapid)
+        .collect();
     for pair in rapid.chunks(2) {
         if let Some(w) = by_points(pair) {
             return Some((w, KnockoutDecision::Rapid));
         }
     }
-    let armageddon = games.iter().find(|g| g.pairing.kind == GameKind::Armageddon)?;
+    let armageddon = games
+        .iter()
+        .find(|g| g.pairing.kind == GameKind::Armageddon)?;
     let winner = match armageddon.result? {
         GameResult::Win => armageddon.pairing.red,
         GameResult::Draw | GameResult::Loss => armageddon.pairing.black,

@@ -172,16 +172,18 @@ pub enum TournamentError {
     #[error("round robin cycles must be 1 or 2, got {0}")]
     BadCycles(u32),
     #[error("a Swiss tournament needs 1 to {max} rounds for {players} players, got {rounds}")]
-    BadRounds { rounds: u32, players: usize, max: u32 },
+    BadRounds {
+        rounds: u32,
+        players: usize,
+        max: u32,
+    },
     #[error("round {round} still has {pending} unfinished game(s)")]
     RoundInProgress { round: u32, pending: usize },
     #[error("no game with id {0} has been handed out")]
     UnknownGame(GameId),
     #[error("game {0} already has a result")]
     AlreadyRecorded(GameId),
-    #[error(
-        "no valid Swiss pairing exists for round {round}: every pairing would repeat a game"
-    )]
+    #[error("no valid Swiss pairing exists for round {round}: every pairing would repeat a game")]
     NoValidPairing { round: u32 },
 }
 
@@ -203,7 +205,7 @@ pub struct Bye {
 enum Engine {
     RoundRobin(Vec<Vec<(PlayerId, Option<PlayerId>)>>),
     Swiss(swiss::SwissState),
-    Knockout(knockout::KnockoutState),
+    Knockout(Box<knockout::KnockoutState>),
 }
 
 /// A tournament in progress: hands out rounds, takes results, and reports
@@ -277,9 +279,9 @@ impl Tournament {
                 }
                 Engine::Swiss(swiss::SwissState::new(config.seed))
             }
-            Format::Knockout { tiebreak } => {
-                Engine::Knockout(knockout::KnockoutState::new(n, tiebreak, config.seed))
-            }
+            Format::Knockout { tiebreak } => Engine::Knockout(Box::new(
+                knockout::KnockoutState::new(n, tiebreak, config.seed),
+            )),
         };
         Ok(Tournament {
             config,
@@ -376,39 +378,37 @@ impl Tournament {
             return Ok(Vec::new());
         }
         let round = self.round + 1;
-        let (pairs, byes): (Vec<(PlayerId, PlayerId, GameKind)>, Vec<PlayerId>) =
-            match &mut self.engine {
-                Engine::RoundRobin(rounds) => {
-                    let mut pairs = Vec::new();
-                    let mut byes = Vec::new();
-                    for &(red, black) in &rounds[self.round as usize] {
-                        match black {
-                            Some(black) => pairs.push((red, black, GameKind::Regular)),
-                            None => byes.push(red),
-                        }
+        let (pairs, byes): (Vec<(PlayerId, PlayerId, GameKind)>, Vec<PlayerId>) = match &mut self
+            .engine
+        {
+            Engine::RoundRobin(rounds) => {
+                let mut pairs = Vec::new();
+                let mut byes = Vec::new();
+                for &(red, black) in &rounds[self.round as usize] {
+                    match black {
+                        Some(black) => pairs.push((red, black, GameKind::Regular)),
+                        None => byes.push(red),
                     }
-                    (pairs, byes)
                 }
-                Engine::Swiss(state) => {
-                    let history = swiss::History::build(
-                        self.config.participants.len(),
-                        &self.games,
-                        &self.byes,
-                    );
-                    let (pairs, bye) = state.pair_round(&history, round)?;
-                    (
-                        pairs
-                            .into_iter()
-                            .map(|(r, b)| (r, b, GameKind::Regular))
-                            .collect(),
-                        bye.into_iter().collect(),
-                    )
-                }
-                Engine::Knockout(state) => {
-                    let first_id = self.games.len();
-                    state.next_batch(&self.games, first_id)
-                }
-            };
+                (pairs, byes)
+            }
+            Engine::Swiss(state) => {
+                let history =
+                    swiss::History::build(self.config.participants.len(), &self.games, &self.byes);
+                let (pairs, bye) = state.pair_round(&history, round)?;
+                (
+                    pairs
+                        .into_iter()
+                        .map(|(r, b)| (r, b, GameKind::Regular))
+                        .collect(),
+                    bye.into_iter().collect(),
+                )
+            }
+            Engine::Knockout(state) => {
+                let first_id = self.games.len();
+                state.next_batch(&self.games, first_id)
+            }
+        };
         if pairs.is_empty() && byes.is_empty() {
             return Ok(Vec::new());
         }

@@ -141,7 +141,11 @@ fn tally(t: &Tournament) -> Tally {
             tl.results[p].push((q, hp));
         }
     }
-    let bye_points = if matches!(t.config().format, Format::Knockout { .. }) { 0 } else { 2 };
+    let bye_points = if matches!(t.config().format, Format::Knockout { .. }) {
+        0
+    } else {
+        2
+    };
     for bye in t.byes() {
         tl.byes[bye.player] += 1;
         tl.half_points[bye.player] += bye_points;
@@ -167,7 +171,11 @@ fn plain_value(t: &Tournament, tl: &Tally, p: PlayerId, tb: TieBreak) -> f64 {
         TieBreak::BuchholzCut1 => opp_scores().iter().skip(1).sum(),
         TieBreak::MedianBuchholz => {
             let v = opp_scores();
-            if v.len() <= 2 { 0.0 } else { v[1..v.len() - 1].iter().sum() }
+            if v.len() <= 2 {
+                0.0
+            } else {
+                v[1..v.len() - 1].iter().sum()
+            }
         }
         TieBreak::StageReached => stage_reached(t, p),
         TieBreak::DirectEncounter => 0.0, // filled in per tied group
@@ -201,7 +209,12 @@ pub(super) fn compute(t: &Tournament, tiebreaks: &[TieBreak]) -> Standings {
     let tl = tally(t);
     let knockout = matches!(t.config().format, Format::Knockout { .. });
     let mut values: Vec<Vec<f64>> = (0..n)
-        .map(|p| tiebreaks.iter().map(|&tb| plain_value(t, &tl, p, tb)).collect())
+        .map(|p| {
+            tiebreaks
+                .iter()
+                .map(|&tb| plain_value(t, &tl, p, tb))
+                .collect()
+        })
         .collect();
     let points = |p: PlayerId| f64::from(tl.half_points[p]) / 2.0;
 
@@ -209,7 +222,11 @@ pub(super) fn compute(t: &Tournament, tiebreaks: &[TieBreak]) -> Standings {
     // tie-breaks; direct encounter is computed within the group tied on
     // everything before it.
     let key = |p: PlayerId, upto: usize, values: &Vec<Vec<f64>>| -> Vec<f64> {
-        let mut k = if knockout { Vec::new() } else { vec![points(p)] };
+        let mut k = if knockout {
+            Vec::new()
+        } else {
+            vec![points(p)]
+        };
         k.extend_from_slice(&values[p][..upto]);
         k
     };
@@ -254,7 +271,9 @@ pub(super) fn compute(t: &Tournament, tiebreaks: &[TieBreak]) -> Standings {
     let mut rows: Vec<Standing> = Vec::with_capacity(n);
     for (pos, &p) in order.iter().enumerate() {
         let rank = match rows.last() {
-            Some(prev) if cmp_keys(&key(prev.player, all, &values), &key(p, all, &values)).is_eq() => {
+            Some(prev)
+                if cmp_keys(&key(prev.player, all, &values), &key(p, all, &values)).is_eq() =>
+            {
                 prev.rank
             }
             _ => pos + 1,

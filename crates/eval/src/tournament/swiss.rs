@@ -91,7 +91,8 @@ impl History {
     /// Whether giving `p` colour `c` would break a hard colour rule.
     fn forbidden(&self, p: PlayerId, c: Side) -> bool {
         let hist = &self.colours[p];
-        let three_in_row = hist.len() >= 2 && hist[hist.len() - 1] == c && hist[hist.len() - 2] == c;
+        let three_in_row =
+            hist.len() >= 2 && hist[hist.len() - 1] == c && hist[hist.len() - 2] == c;
         let new_diff = self.diff(p) + if c == Side::Red { 1 } else { -1 };
         three_in_row || new_diff.abs() > 2
     }
@@ -121,6 +122,9 @@ impl History {
     }
 }
 
+/// `(red, black)` boards in ranking order, and the player with the bye.
+pub(crate) type SwissRound = (Vec<(PlayerId, PlayerId)>, Option<PlayerId>);
+
 #[derive(Debug, Clone)]
 pub(crate) struct SwissState {
     /// Whether the top board's higher-ranked player takes Red when neither
@@ -141,7 +145,7 @@ impl SwissState {
         &self,
         h: &History,
         round: u32,
-    ) -> Result<(Vec<(PlayerId, PlayerId)>, Option<PlayerId>), TournamentError> {
+    ) -> Result<SwissRound, TournamentError> {
         let n = h.half_points.len();
         let mut ranking: Vec<PlayerId> = (0..n).collect();
         ranking.sort_by_key(|&p| (std::cmp::Reverse(h.half_points[p]), p));
@@ -159,7 +163,11 @@ impl SwissState {
                 vec![None]
             };
             for bye in bye_candidates {
-                let order: Vec<PlayerId> = ranking.iter().copied().filter(|&p| Some(p) != bye).collect();
+                let order: Vec<PlayerId> = ranking
+                    .iter()
+                    .copied()
+                    .filter(|&p| Some(p) != bye)
+                    .collect();
                 let mut search = Search {
                     h,
                     strict,
@@ -207,7 +215,7 @@ impl SwissState {
             (Some((cp, _)), None) => cp,
             (None, Some((cq, _))) => cq.other(),
             (None, None) => {
-                if self.top_board_red == (board % 2 == 0) {
+                if self.top_board_red == board.is_multiple_of(2) {
                     Side::Red
                 } else {
                     Side::Black
@@ -215,7 +223,11 @@ impl SwissState {
             }
         };
         let ok = |ps: Side| !h.forbidden(p, ps) && !h.forbidden(q, ps.other());
-        let p_side = if strict && !ok(p_side) { p_side.other() } else { p_side };
+        let p_side = if strict && !ok(p_side) {
+            p_side.other()
+        } else {
+            p_side
+        };
         match p_side {
             Side::Red => (p, q),
             Side::Black => (q, p),
@@ -266,7 +278,11 @@ impl Search<'_> {
         let h = self.h;
         let rest: Vec<PlayerId> = order.iter().copied().filter(|&q| !self.used[q]).collect();
         let score = h.half_points[p];
-        let group: Vec<PlayerId> = rest.iter().copied().filter(|&q| h.half_points[q] == score).collect();
+        let group: Vec<PlayerId> = rest
+            .iter()
+            .copied()
+            .filter(|&q| h.half_points[q] == score)
+            .collect();
         // Group including p has size g; its bottom half starts at g/2, which
         // is index g/2 − 1 once p (at the top) is removed.
         let g = group.len() + 1;
