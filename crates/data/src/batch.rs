@@ -1,0 +1,338 @@
+//! Sampling and batch assembly.
+//!
+//! # Determinism
+//! The samples of batch `step` are a pure function of `(seed, step, window)`: a
+//! ChaCha8 generator seeded with `seed` on stream `step` draws, for each slot, a
+//! window index (uniform, with replacement, by 128-bit multiply-shift) and a mirror
+//! bit. Nothing depends on earlier batches, thread scheduling or timing, so a trainer
+//! that saves a [`DataCursor`] (seed, next step, window fingerprint) and later rebuilds
+//! the same window resumes with exactly the batches it would have drawn.
+//!
+//! # Layout
+//! A [`Batch`] holds host buffers ready to become tensors: inputs `N×C×10×9`
+//! (`C = EncoderConfig::planes()`), policy target `N×2086` (probabilities over the
+//! policy index, zero off the target moves), legal-move mask `N×2086` (`u8` 0/1),
+//! value target `N×3` (one-hot win/draw/loss for the side to move, zeros when the
+//! record has no result), and per-sample weight, has-value flag (1.0/0.0), plies left
+//! and the search's root value. Buffers are filled in parallel with rayon, each
+//! worker reusing its own scratch, and a batch's buffers are reused from step to step.
+
+use ndarray::{Array1, Array2, Array4};
+use rand::{RngCore, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use rayon::prelude::*;
+use xq_core::Position;
+use xq_nn::{
+    encode::{self, BOARD_FILES, BOARD_RANKS, EncoderConfig},
+    policy::{POLICY_SIZE, mirror_index, policy_index},
+};
+
+use crate::window::Window;
+
+/// One slot of a batch: which window record, and whether it is mirrored.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Sample {
+    pub index: u64,
+    pub mirrored: bool,
+}
+
+/// How batches are drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BatchConfig {
+    pub batch_size: usize,
+    pub encoder: EncoderConfig,
+    /// Mirror each sample left-right with probability 1/2 (the board's one symmetry).
+    pub mirror: bool,
+    /// Seed of the sampling stream.
+    pub seed: u64,
+}
+
+/// Where a trainer is in its data stream: saved in its checkpoint sidecar so that a
+/// resumed run draws the same batches as an uninterrupted one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct DataCursor {
+    /// Seed of the sampling stream.
+    pub seed: u64,
+    /// The next batch to draw.
+    pub step: u64,
+    /// Samples drawn so far (`step × batch size` while the batch size is unchanged).
+    pub samples: u64,
+    /// [`Window::fingerprint`] of the window the batches were drawn from.
+    pub window_fingerprint: u64,
+}
+
+impl DataCursor {
+    /// The start of a stream over `window`.
+    pub fn start(seed: u64, window: &Window) -> DataCursor {
+        DataCursor {
+            seed,
+            step: 0,
+            samples: 0,
+            window_fingerprint: window.fingerprint(),
+        }
+    }
+
+    /// Whether `window` is the one this cursor was drawing from (same fingerprint):
+    /// only then does resuming reproduce the uninterrupted run exactly.
+    pub fn matches(&self, window: &Window) -> bool {
+        self.window_fingerprint == window.fingerprint()
+    }
+}
+
+/// Why a batch could not be built.
+#[derive(Debug, thiserror::Error)]
+pub enum BatchError {
+    #[error("the replay window is empty: no training data yet")]
+    EmptyWindow,
+    #[error("batch size must be at least 1")]
+    ZeroBatch,
+    #[error("window index {0} out of range")]
+    BadIndex(u64),
+    #[error("encoding failed: {0}")]
+    Encode(#[from] encode::EncodeError),
+    #[error("move {mv} has no policy index (policy index and rules disagree)")]
+    NoPolicyIndex { mv: xq_core::Move },
+    #[error("the batch producer thread stopped")]
+    ProducerGone,
+}
+
+/// Draws the samples of batch `step` into `out` (cleared first).
+///
+/// # Errors
+/// An empty window or a zero batch size.
+pub fn draw_samples(
+    seed: u64,
+    step: u64,
+    batch_size: usize,
+    mirror: bool,
+    window_len: u64,
+    out: &mut Vec<Sample>,
+) -> Result<(), BatchError> {
+    if window_len == 0 {
+        return Err(BatchError::EmptyWindow);
+    }
+    if batch_size == 0 {
+        return Err(BatchError::ZeroBatch);
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(step);
+    out.clear();
+    out.extend((0..batch_size).map(|_| {
+        let index = ((u128::from(rng.next_u64()) * u128::from(window_len)) >> 64) as u64;
+        let bit = rng.next_u32() & 1 == 1;
+        Sample {
+            index,
+            mirrored: mirror && bit,
+        }
+    }));
+    Ok(())
+}
+
+/// Host-side buffers of one batch. See the module docs for shapes and meaning.
+#[derive(Debug, Clone)]
+pub struct Batch {
+    /// The step this batch was drawn for (`u64::MAX` for explicitly chosen samples).
+    pub step: u64,
+    pub samples: Vec<Sample>,
+    pub inputs: Array4<f32>,
+    pub policy: Array2<f32>,
+    pub legal: Array2<u8>,
+    pub value: Array2<f32>,
+    pub has_value: Array1<f32>,
+    pub weight: Array1<f32>,
+    pub plies_left: Array1<f32>,
+    pub root_wdl: Array2<f32>,
+}
+
+impl Batch {
+    /// Zeroed buffers for `n` samples.
+    pub fn new(n: usize, encoder: &EncoderConfig) -> Batch {
+        Batch {
+            step: 0,
+            samples: Vec::with_capacity(n),
+            inputs: Array4::zeros((n, encoder.planes(), BOARD_RANKS, BOARD_FILES)),
+            policy: Array2::zeros((n, POLICY_SIZE)),
+            legal: Array2::zeros((n, POLICY_SIZE)),
+            value: Array2::zeros((n, 3)),
+            has_value: Array1::zeros(n),
+            weight: Array1::zeros(n),
+            plies_left: Array1::zeros(n),
+            root_wdl: Array2::zeros((n, 3)),
+        }
+    }
+
+    /// Number of samples.
+    pub fn len(&self) -> usize {
+        self.has_value.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Resizes (reallocating only when the shape changes).
+    fn ensure(&mut self, n: usize, encoder: &EncoderConfig) {
+        if self.len() != n || self.inputs.shape()[1] != encoder.planes() {
+            *self = Batch::new(n, encoder);
+        }
+    }
+}
+
+/// Per-worker scratch: the replayed game, reused from sample to sample.
+#[derive(Default)]
+struct Scratch {
+    positions: Vec<Position>,
+}
+
+/// Fills `batch` with batch `step` of the sampling stream.
+///
+/// # Errors
+/// An empty window, a zero batch size, or an encoder error.
+pub fn assemble(
+    window: &Window,
+    cfg: &BatchConfig,
+    step: u64,
+    batch: &mut Batch,
+) -> Result<(), BatchError> {
+    let mut samples = std::mem::take(&mut batch.samples);
+    draw_samples(
+        cfg.seed,
+        step,
+        cfg.batch_size,
+        cfg.mirror,
+        window.len(),
+        &mut samples,
+    )?;
+    let result = assemble_samples(window, &cfg.encoder, &samples, batch);
+    batch.samples = samples;
+    batch.step = step;
+    result
+}
+
+/// Fills `batch` with the given samples, in order (for evaluation over a held-out
+/// window: walk `0..len` in slices, unmirrored).
+///
+/// # Errors
+/// An index past the window, an empty sample list, or an encoder error.
+pub fn assemble_samples(
+    window: &Window,
+    encoder: &EncoderConfig,
+    samples: &[Sample],
+    batch: &mut Batch,
+) -> Result<(), BatchError> {
+    if samples.is_empty() {
+        return Err(BatchError::ZeroBatch);
+    }
+    let n = samples.len();
+    batch.ensure(n, encoder);
+    if batch.samples.as_slice() != samples {
+        batch.samples.clear();
+        batch.samples.extend_from_slice(samples);
+    }
+    batch.step = u64::MAX;
+    let input_len = encoder.input_len();
+    let inputs = batch.inputs.as_slice_mut().expect("standard layout");
+    let policy = batch.policy.as_slice_mut().expect("standard layout");
+    let legal = batch.legal.as_slice_mut().expect("standard layout");
+    let value = batch.value.as_slice_mut().expect("standard layout");
+    let root = batch.root_wdl.as_slice_mut().expect("standard layout");
+    let has_value = batch.has_value.as_slice_mut().expect("standard layout");
+    let weight = batch.weight.as_slice_mut().expect("standard layout");
+    let plies_left = batch.plies_left.as_slice_mut().expect("standard layout");
+    samples
+        .par_iter()
+        .zip(inputs.par_chunks_mut(input_len))
+        .zip(policy.par_chunks_mut(POLICY_SIZE))
+        .zip(legal.par_chunks_mut(POLICY_SIZE))
+        .zip(value.par_chunks_mut(3))
+        .zip(root.par_chunks_mut(3))
+        .zip(has_value.par_iter_mut())
+        .zip(weight.par_iter_mut())
+        .zip(plies_left.par_iter_mut())
+        .with_min_len(4)
+        .try_for_each_init(Scratch::default, |scratch, item| {
+            let ((((((((s, inp), pol), leg), val), rw), hv), w), pl) = item;
+            let out = SampleOut {
+                input: inp,
+                policy: pol,
+                legal: leg,
+                value: val,
+                root_wdl: rw,
+            };
+            let (h, wt, p) = fill_sample(window, encoder, *s, scratch, out)?;
+            *hv = h;
+            *w = wt;
+            *pl = p;
+            Ok(())
+        })
+}
+
+struct SampleOut<'a> {
+    input: &'a mut [f32],
+    policy: &'a mut [f32],
+    legal: &'a mut [u8],
+    value: &'a mut [f32],
+    root_wdl: &'a mut [f32],
+}
+
+/// Builds one sample; returns (has value, weight, plies left).
+fn fill_sample(
+    window: &Window,
+    encoder: &EncoderConfig,
+    s: Sample,
+    scratch: &mut Scratch,
+    out: SampleOut<'_>,
+) -> Result<(f32, f32, f32), BatchError> {
+    let (chunk, rec) = window.get(s.index).ok_or(BatchError::BadIndex(s.index))?;
+    let game = chunk
+        .games
+        .get(rec.game as usize)
+        .ok_or(BatchError::BadIndex(s.index))?;
+    let ply = usize::from(rec.ply);
+    // Replay the whole game prefix: the encoder counts repetitions over the history it
+    // is given, so it must see every position back to the last capture before the
+    // oldest history step, not only the last `history` positions.
+    let positions = &mut scratch.positions;
+    positions.clear();
+    let mut pos = game.start.clone();
+    positions.push(pos.clone());
+    for &m in game.moves.get(..ply).ok_or(BatchError::BadIndex(s.index))? {
+        pos.play_unchecked(m);
+        positions.push(pos.clone());
+    }
+    let oldest = ply.saturating_sub(encoder.history.saturating_sub(1));
+    let first = oldest.saturating_sub(positions[oldest].halfmoves() as usize);
+    encode::encode_into(&positions[first..=ply], encoder, out.input)?;
+    if s.mirrored {
+        encode::mirror_planes(out.input)?;
+    }
+    let current = &positions[ply];
+    let turn = current.turn();
+    let index_of = |mv| -> Result<usize, BatchError> {
+        let i = policy_index(mv, turn).ok_or(BatchError::NoPolicyIndex { mv })?;
+        Ok(if s.mirrored { mirror_index(i) } else { i })
+    };
+
+    out.policy.fill(0.0);
+    let entries = chunk.policy_of(rec);
+    let total: f32 = entries.iter().map(|e| f32::from(e.weight)).sum();
+    for e in entries {
+        out.policy[index_of(e.mv)?] = f32::from(e.weight) / total;
+    }
+    out.legal.fill(0);
+    for mv in current.legal_moves() {
+        out.legal[index_of(mv)?] = 1;
+    }
+    let has_value = match rec.result {
+        Some(r) => {
+            out.value.copy_from_slice(&r.one_hot());
+            1.0
+        }
+        None => {
+            out.value.fill(0.0);
+            0.0
+        }
+    };
+    out.root_wdl.copy_from_slice(&rec.root_wdl);
+    Ok((has_value, rec.weight, f32::from(rec.plies_left)))
+}

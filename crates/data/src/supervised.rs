@@ -1,0 +1,123 @@
+//! Supervised training data from game records: every position of every game becomes
+//! a record whose policy target is the move actually played (one-hot) and whose value
+//! target is the game's result for the side to move, when the record has one.
+//!
+//! Games are split into a training and a held-out set by a hash of their content
+//! (start position and moves), not of their place in the file: the split is the same
+//! whatever order or file the games come in, and a game that appears twice in a
+//! collection (common in master databases) lands on the same side both times, so the
+//! held-out move-prediction accuracy is not inflated by games the net trained on.
+
+use xq_core::{Move, Position};
+
+use crate::{
+    pgn::PgnGame,
+    record::{Chunk, ChunkMeta, NewRecord, PolicyEntry, RecordError},
+};
+
+/// How games are split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SplitConfig {
+    /// Games per thousand held out (default 50: 5%).
+    pub held_out_permille: u32,
+    /// Mixed into the hash so that different splits of the same games can be drawn.
+    pub salt: u64,
+}
+
+impl Default for SplitConfig {
+    fn default() -> SplitConfig {
+        SplitConfig {
+            held_out_permille: 50,
+            salt: 0,
+        }
+    }
+}
+
+/// SplitMix64's finalizer: a fixed, well-mixing 64-bit permutation.
+pub(crate) const fn mix64(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// A stable hash of a game's content: the start position's Zobrist key and the moves.
+pub fn game_hash(start: &Position, moves: &[Move]) -> u64 {
+    let mut h = mix64(start.hash() ^ 0x5851_f42d_4c95_7f2d);
+    for m in moves {
+        h = mix64(h ^ u64::from(m.to_u16()));
+    }
+    h
+}
+
+impl SplitConfig {
+    /// Whether a game with this content hash is held out.
+    pub fn is_held_out(&self, hash: u64) -> bool {
+        mix64(hash ^ self.salt) % 1000 < u64::from(self.held_out_permille)
+    }
+}
+
+/// Supervised records, split.
+#[derive(Debug, Clone)]
+pub struct SupervisedData {
+    pub train: Chunk,
+    pub held_out: Chunk,
+}
+
+/// Turns games into records: one per position that has a move played from it, policy
+/// one-hot on that move, result from the side to move (`None` when the game has none),
+/// plies to the end, weight 1, no root value.
+///
+/// # Errors
+/// A game too long for the format (more than 65,535 moves).
+pub fn games_to_chunks(
+    games: &[PgnGame],
+    meta: &ChunkMeta,
+    split: &SplitConfig,
+) -> Result<SupervisedData, RecordError> {
+    let mut train = Chunk::new(meta.clone());
+    let mut held_out = Chunk::new(meta.clone());
+    for game in games {
+        let chunk = if split.is_held_out(game_hash(&game.start, &game.moves)) {
+            &mut held_out
+        } else {
+            &mut train
+        };
+        add_game(chunk, &game.start, &game.moves, game.result)?;
+    }
+    Ok(SupervisedData { train, held_out })
+}
+
+/// Adds one game and a one-hot record for each of its moves to `chunk`.
+///
+/// # Errors
+/// An illegal move, or a game too long for the format.
+pub fn add_game(
+    chunk: &mut Chunk,
+    start: &Position,
+    moves: &[Move],
+    result: Option<crate::Outcome>,
+) -> Result<(), RecordError> {
+    let n = moves.len();
+    let game = chunk.add_game(start.clone(), moves.to_vec())?;
+    let mut turn = start.turn();
+    for (ply, &mv) in moves.iter().enumerate() {
+        // add_game checked the length fits in u16.
+        let rec = NewRecord {
+            game,
+            ply: ply as u16,
+            result: result.map(|o| o.for_side(turn)),
+            plies_left: (n - ply) as u16,
+            weight: 1.0,
+            root_wdl: [0.0; 3],
+        };
+        chunk.add_record(
+            rec,
+            &[PolicyEntry {
+                mv,
+                weight: u16::MAX,
+            }],
+        )?;
+        turn = turn.other();
+    }
+    Ok(())
+}

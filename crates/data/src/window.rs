@@ -1,0 +1,372 @@
+//! The replay window: the newest positions of a directory of chunks.
+//!
+//! # Size
+//! [`WindowSize::Fixed`] keeps the newest `n` positions. [`WindowSize::PowerLaw`] is
+//! KataGo's rule (`python/shuffle.py`): with `N` positions written so far,
+//!
+//! ```text
+//! W(N) = N                                            if N <= m
+//! W(N) = m + r * (N^e - m^e) / (e * m^(e-1))          otherwise
+//! ```
+//!
+//! with `m = min_rows` (default 250,000), `r = expand_per_row` (default 0.4) and
+//! `e = exponent` (default 0.65), capped at `max_rows` when set. `W` grows like `N`
+//! at first (slope 1 until `m`, slope `r` just after) and then sub-linearly, so early
+//! data from weak nets leaves the window quickly while a long run still keeps a large,
+//! diverse window. For a small CPU run, lower `min_rows` (e.g. 20,000).
+//!
+//! # Selection
+//! Chunk files (`*.xqc`; `*.tmp` and other names are ignored) are ordered newest first
+//! by modification time, ties broken by file name, and taken until `W` positions are
+//! covered; the oldest chunk taken contributes only its last records so the window
+//! holds exactly `W` (or everything, if there is less). A chunk that fails to read is
+//! reported once, with its file name, and skipped; the next older chunk takes its place.
+//!
+//! A [`Window`] is an immutable snapshot; refreshing produces a new one and shares the
+//! chunks both contain.
+
+use std::{
+    collections::HashMap,
+    fs,
+    path::{Path, PathBuf},
+    sync::Arc,
+    time::SystemTime,
+};
+
+use rayon::prelude::*;
+
+use crate::{
+    io::{ChunkFileError, is_chunk_file, read_chunk, read_chunk_header},
+    record::{Chunk, PositionRecord},
+};
+
+/// How many positions the window keeps.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum WindowSize {
+    /// The newest `n` positions.
+    Fixed(u64),
+    /// KataGo's power law (see the module docs).
+    PowerLaw {
+        min_rows: u64,
+        expand_per_row: f64,
+        exponent: f64,
+        max_rows: Option<u64>,
+    },
+}
+
+impl Default for WindowSize {
+    /// KataGo's defaults: `m = 250,000`, `r = 0.4`, `e = 0.65`, no cap.
+    fn default() -> WindowSize {
+        WindowSize::PowerLaw {
+            min_rows: 250_000,
+            expand_per_row: 0.4,
+            exponent: 0.65,
+            max_rows: None,
+        }
+    }
+}
+
+impl WindowSize {
+    /// The window size for `total` positions written so far (never more than `total`).
+    pub fn size(&self, total: u64) -> u64 {
+        let w = match *self {
+            WindowSize::Fixed(n) => n,
+            WindowSize::PowerLaw {
+                min_rows,
+                expand_per_row,
+                exponent,
+                max_rows,
+            } => {
+                let w = if total <= min_rows || min_rows == 0 {
+                    total
+                } else {
+                    let (n, m, e) = (total as f64, min_rows as f64, exponent);
+                    let grown =
+                        m + expand_per_row * (n.powf(e) - m.powf(e)) / (e * m.powf(e - 1.0));
+                    // Non-finite or negative results (nonsense parameters) fall back to all data.
+                    if grown.is_finite() && grown >= 0.0 {
+                        grown as u64
+                    } else {
+                        total
+                    }
+                };
+                max_rows.map_or(w, |cap| w.min(cap))
+            }
+        };
+        w.min(total)
+    }
+}
+
+/// One chunk's part in a window.
+#[derive(Debug, Clone)]
+pub struct WindowChunk {
+    /// File name (or a label for in-memory chunks); part of the window's fingerprint.
+    pub name: String,
+    pub chunk: Arc<Chunk>,
+    /// Index of the first record used: older records of the oldest chunk are left out.
+    pub first: usize,
+}
+
+/// An immutable set of records, addressed `0..len()`, oldest chunk first.
+#[derive(Debug, Clone, Default)]
+pub struct Window {
+    chunks: Vec<WindowChunk>,
+    /// `ends[i]` = records in chunks `0..=i`.
+    ends: Vec<u64>,
+}
+
+impl Window {
+    /// A window over chunks in the given order (in-memory data, tests, a pinned set).
+    pub fn from_chunks(chunks: Vec<WindowChunk>) -> Window {
+        let mut ends = Vec::with_capacity(chunks.len());
+        let mut total = 0u64;
+        let chunks: Vec<WindowChunk> = chunks
+            .into_iter()
+            .filter(|c| c.first < c.chunk.records.len())
+            .collect();
+        for c in &chunks {
+            total += (c.chunk.records.len() - c.first) as u64;
+            ends.push(total);
+        }
+        Window { chunks, ends }
+    }
+
+    /// Number of records.
+    pub fn len(&self) -> u64 {
+        self.ends.last().copied().unwrap_or(0)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    pub fn chunks(&self) -> &[WindowChunk] {
+        &self.chunks
+    }
+
+    /// The chunk and record at window index `i`; `None` past the end.
+    pub fn get(&self, i: u64) -> Option<(&Chunk, &PositionRecord)> {
+        let c = self.ends.partition_point(|&e| e <= i);
+        let wc = self.chunks.get(c)?;
+        let before = if c == 0 { 0 } else { self.ends[c - 1] };
+        let rec = wc.chunk.records.get(wc.first + (i - before) as usize)?;
+        Some((&wc.chunk, rec))
+    }
+
+    /// A stable 64-bit digest of what the window holds (chunk names, first record used
+    /// and record counts, in order). A trainer stores it with its data cursor: the same
+    /// fingerprint and cursor give the same batches.
+    pub fn fingerprint(&self) -> u64 {
+        let mut h = Fnv::new();
+        for c in &self.chunks {
+            h.write(c.name.as_bytes());
+            h.write(&[0]);
+            h.write(&(c.first as u64).to_le_bytes());
+            h.write(&(c.chunk.records.len() as u64).to_le_bytes());
+        }
+        h.0
+    }
+}
+
+/// FNV-1a, 64-bit: a hash whose values are fixed forever (std's hasher is not).
+pub(crate) struct Fnv(pub(crate) u64);
+
+impl Fnv {
+    pub(crate) fn new() -> Fnv {
+        Fnv(0xcbf2_9ce4_8422_2325)
+    }
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
+        }
+    }
+}
+
+/// What a refresh found.
+#[derive(Debug, Default)]
+pub struct RefreshReport {
+    /// Positions in all readable chunk files (`N` of the power law).
+    pub total_records: u64,
+    /// The window size the rule asked for.
+    pub target: u64,
+    /// Positions in the new window (`target`, unless chunks were skipped and nothing
+    /// older could replace them).
+    pub window_len: u64,
+    /// Chunk files that could not be used, each naming its file. Each bad file is
+    /// reported once per loader, not at every refresh.
+    pub skipped: Vec<ChunkFileError>,
+}
+
+/// Key under which a file's header or content is cached: a rewritten file (different
+/// length or time) is read again.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+struct FileKey {
+    path: PathBuf,
+    len: u64,
+    mtime: Option<SystemTime>,
+}
+
+#[derive(Debug)]
+enum Cached {
+    Header { records: u32 },
+    Loaded(Arc<Chunk>),
+    Bad,
+}
+
+/// Scans a chunk directory and builds windows over its newest data, caching what it
+/// has read so that a refresh only reads new files.
+#[derive(Debug)]
+pub struct WindowLoader {
+    dir: PathBuf,
+    size: WindowSize,
+    cache: HashMap<FileKey, Cached>,
+    /// Print skipped chunks to stderr as they are found (default on).
+    pub log_warnings: bool,
+}
+
+impl WindowLoader {
+    pub fn new(dir: impl Into<PathBuf>, size: WindowSize) -> WindowLoader {
+        WindowLoader {
+            dir: dir.into(),
+            size,
+            cache: HashMap::new(),
+            log_warnings: true,
+        }
+    }
+
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+
+    /// Rescans the directory and returns the window over the newest data.
+    ///
+    /// # Errors
+    /// Only when the directory itself cannot be listed; bad chunks are skipped and
+    /// listed in the report.
+    pub fn refresh(&mut self) -> Result<(Window, RefreshReport), std::io::Error> {
+        let mut report = RefreshReport::default();
+        let mut files = Vec::new();
+        for entry in fs::read_dir(&self.dir)? {
+            let entry = entry?;
+            let path = entry.path();
+            if !is_chunk_file(&path) {
+                continue;
+            }
+            let Ok(meta) = entry.metadata() else { continue };
+            if !meta.is_file() {
+                continue;
+            }
+            files.push(FileKey {
+                path,
+                len: meta.len(),
+                mtime: meta.modified().ok(),
+            });
+        }
+        // Newest first; equal times (coarse clocks, many writers) are ordered by name.
+        files.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| b.path.cmp(&a.path)));
+        self.cache.retain(|k, _| files.contains(k));
+
+        // Headers of files not seen before, read in parallel (56 bytes each).
+        let new: Vec<&FileKey> = files
+            .iter()
+            .filter(|k| !self.cache.contains_key(*k))
+            .collect();
+        let headers: Vec<_> = new
+            .par_iter()
+            .map(|k| (*k, read_chunk_header(&k.path).map(|h| h.records)))
+            .collect();
+        for (key, header) in headers {
+            let entry = match header {
+                Ok(records) => Cached::Header { records },
+                Err(e) => {
+                    self.warn(&e);
+                    report.skipped.push(e);
+                    Cached::Bad
+                }
+            };
+            self.cache.insert(key.clone(), entry);
+        }
+
+        let records_of = |c: &Cached| match c {
+            Cached::Header { records } => u64::from(*records),
+            Cached::Loaded(chunk) => chunk.records.len() as u64,
+            Cached::Bad => 0,
+        };
+        report.total_records = files.iter().map(|k| records_of(&self.cache[k])).sum();
+        report.target = self.size.size(report.total_records);
+
+        // Take newest files until the target is covered; load those not yet loaded in
+        // parallel; a file that fails to load is marked bad and the selection repeats.
+        loop {
+            let mut need = report.target;
+            let mut picked = Vec::new();
+            for k in &files {
+                if need == 0 {
+                    break;
+                }
+                let n = records_of(&self.cache[k]);
+                if n == 0 {
+                    continue;
+                }
+                picked.push(k);
+                need = need.saturating_sub(n);
+            }
+            let to_load: Vec<&FileKey> = picked
+                .iter()
+                .copied()
+                .filter(|k| matches!(self.cache[*k], Cached::Header { .. }))
+                .collect();
+            if to_load.is_empty() {
+                let mut need = report.target;
+                let mut chunks = Vec::with_capacity(picked.len());
+                for k in picked {
+                    // Every picked file is loaded by now (the loop only ends when none
+                    // is left to load).
+                    let Cached::Loaded(chunk) = &self.cache[k] else {
+                        continue;
+                    };
+                    let n = chunk.records.len() as u64;
+                    let first = n.saturating_sub(need) as usize;
+                    need = need.saturating_sub(n);
+                    let name = k.path.file_name().map_or_else(
+                        || k.path.display().to_string(),
+                        |n| n.to_string_lossy().into_owned(),
+                    );
+                    chunks.push(WindowChunk {
+                        name,
+                        chunk: Arc::clone(chunk),
+                        first,
+                    });
+                }
+                chunks.reverse(); // oldest first
+                let window = Window::from_chunks(chunks);
+                report.window_len = window.len();
+                return Ok((window, report));
+            }
+            let loaded: Vec<_> = to_load
+                .par_iter()
+                .map(|k| (*k, read_chunk(&k.path)))
+                .collect();
+            for (key, result) in loaded {
+                let entry = match result {
+                    Ok(chunk) => Cached::Loaded(Arc::new(chunk)),
+                    Err(e) => {
+                        self.warn(&e);
+                        report.skipped.push(e);
+                        Cached::Bad
+                    }
+                };
+                self.cache.insert(key.clone(), entry);
+            }
+            // Skipped chunks no longer count towards N.
+            report.total_records = files.iter().map(|k| records_of(&self.cache[k])).sum();
+            report.target = self.size.size(report.total_records);
+        }
+    }
+
+    fn warn(&self, e: &ChunkFileError) {
+        if self.log_warnings {
+            eprintln!("warning: skipping {e}");
+        }
+    }
+}
