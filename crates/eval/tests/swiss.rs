@@ -284,3 +284,18 @@ fn swiss_round_two_pairs_within_score_groups() {
         assert_eq!(prev.black, g.red, "{} had Red twice", g.red);
     }
 }
+
+#[test]
+fn large_swiss_pairs_every_round_without_repeats() {
+    let mut rng = ChaCha8Rng::seed_from_u64(77);
+    let n = 101;
+    let mut t = Tournament::new(config(Format::Swiss { rounds: 9 }, n, 1)).unwrap();
+    assert_eq!(play_out(&mut t, |r, b| random_result(&mut rng, r, b)), 9);
+    let mut pairs = HashSet::new();
+    for g in t.games() {
+        let (r, b) = (g.pairing.red, g.pairing.black);
+        assert!(pairs.insert((r.min(b), r.max(b))), "repeat {r}-{b}");
+    }
+    assert_eq!(t.games().len(), 9 * (n / 2));
+    assert_eq!(t.byes().len(), 9);
+}

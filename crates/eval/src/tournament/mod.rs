@@ -183,7 +183,9 @@ pub enum TournamentError {
     UnknownGame(GameId),
     #[error("game {0} already has a result")]
     AlreadyRecorded(GameId),
-    #[error("no valid Swiss pairing exists for round {round}: every pairing would repeat a game")]
+    #[error(
+        "no Swiss pairing for round {round} avoids repeating a game (too many rounds for the field?)"
+    )]
     NoValidPairing { round: u32 },
 }
 
@@ -335,6 +337,16 @@ impl Tournament {
         }
     }
 
+    /// Games handed out that still lack a result.
+    #[must_use]
+    pub fn pending_games(&self) -> Vec<Pairing> {
+        self.games
+            .iter()
+            .filter(|g| g.result.is_none())
+            .map(|g| g.pairing)
+            .collect()
+    }
+
     fn pending(&self) -> usize {
         self.games.iter().filter(|g| g.result.is_none()).count()
     }
@@ -433,6 +445,41 @@ impl Tournament {
             out.push(pairing);
         }
         Ok(out)
+    }
+
+    /// Rebuilds a tournament from its config and the results recorded so
+    /// far, in [`GameId`] order (as [`Tournament::games`] lists them).
+    ///
+    /// Pairing is deterministic given the config (including its seed) and
+    /// the results, so this restores the exact state, e.g. after a crash:
+    /// the runner only needs to persist the config and the result list.
+    /// Games of the last round that have no result yet stay handed out:
+    /// play them from [`Tournament::pending_games`] before calling
+    /// [`Tournament::next_round`].
+    ///
+    /// # Errors
+    ///
+    /// As [`Tournament::new`] and [`Tournament::next_round`]; more results
+    /// than the tournament has games gives [`TournamentError::UnknownGame`].
+    pub fn replay(
+        config: TournamentConfig,
+        results: &[GameResult],
+    ) -> Result<Tournament, TournamentError> {
+        let mut t = Tournament::new(config)?;
+        let mut next = 0;
+        while next < results.len() {
+            let games = t.next_round()?;
+            if games.is_empty() {
+                return Err(TournamentError::UnknownGame(next));
+            }
+            for g in games {
+                if let Some(&r) = results.get(g.game) {
+                    t.record(g.game, r)?;
+                    next = next.max(g.game + 1);
+                }
+            }
+        }
+        Ok(t)
     }
 
     /// Records the result of a game, from Red's point of view.

@@ -27,9 +27,11 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{Bye, GameEntry, PlayerId, TournamentError};
 
-/// Upper bound on search steps per attempt; generous for any realistic
-/// field (the first greedy descent almost always succeeds).
-const SEARCH_BUDGET: u64 = 2_000_000;
+/// Upper bound on search steps per pass (strict colours, then relaxed),
+/// shared by all bye candidates. The first greedy descent almost always
+/// succeeds; the bound only keeps a hopeless search (no valid pairing at all)
+/// from running for minutes on a large field.
+const SEARCH_BUDGET: u64 = 1_000_000;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Side {
@@ -151,6 +153,7 @@ impl SwissState {
         ranking.sort_by_key(|&p| (std::cmp::Reverse(h.half_points[p]), p));
 
         for strict in [true, false] {
+            let mut budget = SEARCH_BUDGET;
             let bye_candidates: Vec<Option<PlayerId>> = if n % 2 == 1 {
                 ranking
                     .iter()
@@ -173,9 +176,11 @@ impl SwissState {
                     strict,
                     used: vec![false; n],
                     pairs: Vec::new(),
-                    budget: SEARCH_BUDGET,
+                    budget,
                 };
-                if search.run(&order) {
+                let found = search.run(&order);
+                budget = search.budget;
+                if found {
                     let boards = search
                         .pairs
                         .iter()
