@@ -1,0 +1,65 @@
+//! `SearchResult`: what a search hands to self-play (training targets) and to the
+//! engine (`info` lines).
+
+use xq_core::Move;
+
+/// The artifacts of one search. Per-move vectors follow `moves`, the root's legal moves
+/// in the order the network's policy used.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SearchResult {
+    /// The root's legal moves (empty only if the root was never evaluated).
+    pub moves: Vec<Move>,
+    /// Completed visits per move (raw, including forced playouts).
+    pub visits: Vec<u32>,
+    /// The policy training target, summing to 1: visit counts after policy-target
+    /// pruning (PUCT; raw counts when pruning is off or the search was cheap), or the
+    /// Gumbel improved policy softmax(logits + σ(completed Q)).
+    pub policy_target: Vec<f32>,
+    /// Whether `policy_target` had forced playouts pruned.
+    pub pruned: bool,
+    /// The root priors the search used (after root temperature and noise).
+    pub prior: Vec<f32>,
+    /// Q per move from the root side's view (win − loss, in [-1, 1]); `None` if unvisited.
+    pub q: Vec<Option<f32>>,
+    /// The root's value for the side to move: win − loss, averaged over the tree.
+    pub value: f32,
+    /// The root's win/draw/loss for the side to move, averaged over the tree.
+    pub wdl: [f32; 3],
+    /// The move the search recommends: the most-visited (PUCT) or the Gumbel action.
+    pub best_move: Option<Move>,
+    /// Principal variation: `best_move`, then the most-visited reply at each level.
+    pub pv: Vec<Move>,
+    /// Completed visits of the root, including those kept by tree reuse.
+    pub root_visits: u32,
+    /// Simulations (descents ending at a leaf or a terminal node) made by this search.
+    pub playouts: u32,
+    /// Nodes in the tree.
+    pub tree_nodes: usize,
+    /// Deepest descent of this search, in plies from the root.
+    pub max_depth: u32,
+    /// Average descent depth of this search.
+    pub avg_depth: f32,
+    /// Whether this was a full search (its target is training data under the playout
+    /// cap).
+    pub full: bool,
+    /// Whether the search stopped before its budget because the best move was settled.
+    pub early_stopped: bool,
+}
+
+impl SearchResult {
+    /// The visit count of `mv` (0 if it is not a root move).
+    pub fn visits_of(&self, mv: Move) -> u32 {
+        self.moves
+            .iter()
+            .position(|&m| m == mv)
+            .map_or(0, |i| self.visits[i])
+    }
+
+    /// The Q of `mv` from the root side's view, if visited.
+    pub fn q_of(&self, mv: Move) -> Option<f32> {
+        self.moves
+            .iter()
+            .position(|&m| m == mv)
+            .and_then(|i| self.q[i])
+    }
+}
