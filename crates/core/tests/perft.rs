@@ -10,7 +10,9 @@ use std::path::PathBuf;
 use xq_core::{Position, perft::perft};
 
 fn data(name: &str) -> String {
-    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data").join(name);
+    let p = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("../../tests/data")
+        .join(name);
     std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("reading {}: {e}", p.display()))
 }
 
@@ -28,7 +30,12 @@ fn bench49_positions_match_reference_counts() {
         for (d, want) in cols[2..].iter().enumerate() {
             let want: u64 = want.parse().unwrap();
             if want <= NODE_LIMIT {
-                assert_eq!(perft(&pos, d as u32 + 1), want, "#{idx} {fen} depth {}", d + 1);
+                assert_eq!(
+                    perft(&pos, d as u32 + 1),
+                    want,
+                    "#{idx} {fen} depth {}",
+                    d + 1
+                );
                 checked += 1;
             }
         }
@@ -67,7 +74,8 @@ fn parse_perft_file(text: &str) -> Vec<PerftCase> {
                 let case = cases
                     .last_mut()
                     .unwrap_or_else(|| panic!("line {}: perft before any epd", n + 1));
-                case.counts.push((d.parse().unwrap(), nodes.parse().unwrap()));
+                case.counts
+                    .push((d.parse().unwrap(), nodes.parse().unwrap()));
             }
             _ => panic!("line {}: unknown keyword {word:?}", n + 1),
         }
@@ -87,7 +95,13 @@ fn varied_positions_match_fairy_stockfish_counts() {
         assert!(!case.counts.is_empty(), "{}: no counts", case.id);
         for &(depth, want) in &case.counts {
             if want <= NODE_LIMIT {
-                assert_eq!(perft(&pos, depth), want, "{} {} depth {depth}", case.id, case.fen);
+                assert_eq!(
+                    perft(&pos, depth),
+                    want,
+                    "{} {} depth {depth}",
+                    case.id,
+                    case.fen
+                );
             }
         }
         no_moves += usize::from(!pos.has_legal_move());
@@ -95,7 +109,10 @@ fn varied_positions_match_fairy_stockfish_counts() {
         black += usize::from(pos.turn() == xq_core::Color::Black);
     }
     // The file must keep covering the cases it was made for.
-    assert!(no_moves >= 10, "only {no_moves} positions without a legal move");
+    assert!(
+        no_moves >= 10,
+        "only {no_moves} positions without a legal move"
+    );
     assert!(in_check >= 15, "only {in_check} positions in check");
     assert!(black >= 30, "only {black} positions with black to move");
 }
