@@ -184,6 +184,15 @@ pub fn fit_ladder(games: &[GameRecord], config: &LadderConfig) -> Result<Ladder,
             reason: "must be a finite number >= 0",
         });
     }
+    if let Some(a) = &config.anchor
+        && !a.elo.is_finite()
+    {
+        return Err(StatsError::InvalidParameter {
+            name: "anchor elo",
+            value: a.elo,
+            reason: "must be a finite rating",
+        });
+    }
     if games.is_empty() {
         return Err(StatsError::NoGames);
     }

@@ -31,7 +31,7 @@
 //! [`Format::Swiss`]) and knockout (淘汰制, [`Format::Knockout`]). Scoring is
 //! 1 / ½ / 0 (14.1); a bye scores 1 point in round robin and Swiss (as a
 //! game won by forfeit, 21.4) and only advances the player in a knockout.
-//! Standings use the tie-breaks of 第15条 ([`standings`]).
+//! Standings use the tie-breaks of 第15条 ([`Standings`], [`TieBreak`]).
 
 pub mod berger;
 mod crosstable;

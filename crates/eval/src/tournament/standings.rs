@@ -1,21 +1,4 @@
-//! Standings and tie-breaks (第15条).
-//!
-//! Players are ranked by points (14.1: 1 / ½ / 0), then by the format's
-//! tie-breaks in order; players equal on everything share a rank (名次并列):
-//!
-//! - round robin (15.1): 小分 = Sonneborn–Berger, then 胜局 = wins, then
-//!   直胜 = direct encounter;
-//! - Swiss (15.2): 对手分 = Buchholz (sum of the final scores of the
-//!   opponents met), then wins. The text asks for the plain sum, not the
-//!   median or cut variants; those are available through
-//!   [`Tournament::standings_with`](super::Tournament::standings_with);
-//! - knockout: the bracket round reached (the champion first, then the
-//!   finalist, then the semi-final losers sharing third place, ...).
-//!
-//! 犯规 (rule violations) are recorded by arbiters, not by this program, so
-//! that criterion is not applied. A bye scores 1 point in round robin and
-//! Swiss (like a forfeit win, 21.4) but is not a game won, and it adds
-//! nothing to Sonneborn–Berger or Buchholz (there is no opponent).
+//! Standings and tie-breaks (第15条); see [`Standings`].
 
 use serde::{Deserialize, Serialize};
 
@@ -89,7 +72,27 @@ pub struct Standing {
     pub tiebreaks: Vec<f64>,
 }
 
-/// The ranking, best first.
+/// The ranking, best first (第15条).
+///
+/// Players are ranked by points (14.1: 1 / ½ / 0), then by the format's
+/// tie-breaks in order; players equal on everything share a rank (名次并列):
+///
+/// - round robin (15.1): 小分 = Sonneborn–Berger, then 胜局 = wins, then
+///   直胜 = direct encounter;
+/// - Swiss (15.2): 对手分 = Buchholz (sum of the final scores of the
+///   opponents met), then wins. The text asks for the plain sum, not the
+///   median or cut variants; those are available through
+///   [`Tournament::standings_with`](super::Tournament::standings_with);
+/// - knockout: the bracket round reached (the champion first, then the
+///   finalist, then the semi-final losers sharing third place, ...).
+///
+/// 犯规 (rule violations) are recorded by arbiters, not by this program, so
+/// that criterion is not applied. A bye scores 1 point in round robin and
+/// Swiss (like a forfeit win, 21.4) but is not a game won, and it adds
+/// nothing to Sonneborn–Berger or Buchholz (there is no opponent).
+///
+/// In a knockout the points column counts every game, tie-break games
+/// included; it does not affect the ranking.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Standings {
     pub tiebreaks: Vec<TieBreak>,
