@@ -132,15 +132,26 @@ fn round_robin_complete_tie_shares_the_rank() {
 }
 
 #[test]
-fn double_round_robin_repeats_the_table_with_colours_reversed() {
+fn double_round_robin_repeats_the_table_with_colours_reversed_after_the_swap() {
     let mut t = Tournament::new(config(Format::RoundRobin { cycles: 2 }, 4, 0)).unwrap();
     let rounds = play_out(&mut t, |_, _| Draw);
     assert_eq!(rounds, 6);
-    let games = t.games();
-    for (first, second) in games[..6].iter().zip(&games[6..]) {
-        assert_eq!(first.pairing.red, second.pairing.black);
-        assert_eq!(first.pairing.black, second.pairing.red);
-    }
+    let round = |r: u32| -> Vec<(usize, usize)> {
+        t.games()
+            .iter()
+            .filter(|g| g.pairing.round == r)
+            .map(|g| (g.pairing.red, g.pairing.black))
+            .collect()
+    };
+    let flip = |v: Vec<(usize, usize)>| v.into_iter().map(|(a, b)| (b, a)).collect::<Vec<_>>();
+    // First cycle: table rounds 1, 3, 2 (last two swapped); second cycle:
+    // table rounds 1, 2, 3 with colours reversed.
+    assert_eq!(round(1), [(0, 3), (1, 2)]);
+    assert_eq!(round(2), [(1, 3), (2, 0)]);
+    assert_eq!(round(3), [(3, 2), (0, 1)]);
+    assert_eq!(flip(round(4)), round(1));
+    assert_eq!(flip(round(5)), round(3));
+    assert_eq!(flip(round(6)), round(2));
     let text = t.crosstable().to_text();
     assert!(text.contains("½½"), "matrix shows both games:\n{text}");
 }
@@ -177,4 +188,37 @@ fn crosstable_formats_agree_with_standings() {
             .any(|l| l.starts_with("   1  p1") && l.ends_with("3r½")),
         "{text}"
     );
+}
+
+/// FIDE C.05: in a double round robin the last two rounds of the first cycle
+/// are swapped, so that nobody has the same colour three times in a row
+/// across the change of cycle.
+#[test]
+fn double_round_robin_never_gives_three_same_colours_in_a_row() {
+    for n in 3..=14 {
+        let mut t = Tournament::new(config(Format::RoundRobin { cycles: 2 }, n, 0)).unwrap();
+        play_out(&mut t, |_, _| Draw);
+        let mut meetings = std::collections::HashMap::new();
+        for p in 0..n {
+            let colours: Vec<bool> = t
+                .games()
+                .iter()
+                .filter_map(|g| {
+                    (g.pairing.red == p || g.pairing.black == p).then_some(g.pairing.red == p)
+                })
+                .collect();
+            assert!(
+                !colours.windows(3).any(|w| w[0] == w[1] && w[1] == w[2]),
+                "n={n}: player {p} colours {colours:?}"
+            );
+        }
+        for g in t.games() {
+            *meetings
+                .entry((g.pairing.red, g.pairing.black))
+                .or_insert(0) += 1;
+        }
+        // Each ordered pair exactly once: everyone has Red once against each.
+        assert_eq!(meetings.len(), n * (n - 1));
+        assert!(meetings.values().all(|&c| c == 1));
+    }
 }

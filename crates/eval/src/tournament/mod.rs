@@ -103,7 +103,9 @@ impl Default for KnockoutTiebreak {
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum Format {
     /// 大循环制: everyone meets everyone, `cycles` times (1 or 2; the second
-    /// cycle repeats the first with colours reversed).
+    /// cycle repeats the Berger table with colours reversed, and the first
+    /// cycle plays its last two rounds in swapped order, as FIDE C.05
+    /// recommends).
     RoundRobin {
         #[serde(default = "one")]
         cycles: u32,
@@ -253,6 +255,10 @@ impl Tournament {
                     .map(|r| r.iter().map(|&(a, b)| (a - 1, b.map(|b| b - 1))).collect())
                     .collect();
                 if cycles == 2 {
+                    // The second cycle is the table again with colours
+                    // reversed. As FIDE C.05 recommends, the last two rounds
+                    // of the first cycle are swapped, so nobody gets the same
+                    // colour three times in a row across the change of cycle.
                     let reversed: Vec<_> = rounds
                         .iter()
                         .map(|r| {
@@ -264,6 +270,10 @@ impl Tournament {
                                 .collect()
                         })
                         .collect();
+                    let len = rounds.len();
+                    if len >= 2 {
+                        rounds.swap(len - 1, len - 2);
+                    }
                     rounds.extend(reversed);
                 }
                 Engine::RoundRobin(rounds)
