@@ -24,6 +24,8 @@ enum Command {
     Bench(cmd::bench::Args),
     /// Play ICCS moves from a position and write them in Chinese, WXF or ICCS notation.
     Notation(cmd::notation::Args),
+    /// Play ICCS moves and print the position and the game result as JSON.
+    Status(cmd::status::Args),
 }
 
 fn main() -> ExitCode {
@@ -39,6 +41,7 @@ fn main() -> ExitCode {
         Command::Perft(args) => cmd::perft::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Notation(args) => cmd::notation::run(args),
+        Command::Status(args) => cmd::status::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
