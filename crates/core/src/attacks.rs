@@ -155,10 +155,10 @@ const fn build_palace_steps(diagonal: bool) -> [u128; 90] {
             let mut i = 0;
             while i < 4 {
                 let (dx, dy) = if diagonal { DIAGS[i] } else { DIRS[i] };
-                if let Some(s) = at(f + dx, r + dy) {
-                    if in_palace(s, c) {
-                        t[sq] |= bit(s);
-                    }
+                if let Some(s) = at(f + dx, r + dy)
+                    && in_palace(s, c)
+                {
+                    t[sq] |= bit(s);
                 }
                 i += 1;
             }
@@ -235,6 +235,18 @@ const fn build_lines() -> [u128; 90] {
     t
 }
 const RAYS_CONST: [[u128; 90]; 4] = build_rays();
+
+const fn build_files() -> [u128; 9] {
+    let mut t = [0u128; 9];
+    let mut sq = 0;
+    while sq < 90 {
+        t[sq % 9] |= bit(sq as u32);
+        sq += 1;
+    }
+    t
+}
+/// Every square of each file.
+pub(crate) static FILES: [u128; 9] = build_files();
 pub(crate) static LINES: [u128; 90] = build_lines();
 
 /// The four diagonal neighbours of each square: the only points whose emptiness can
@@ -272,10 +284,10 @@ pub(crate) fn first_blocker(dir: usize, sq: Square, occ: u128) -> Option<Square>
 #[inline]
 pub fn chariot_attacks(sq: Square, occ: Bitboard) -> Bitboard {
     let mut a = 0;
-    for dir in 0..4 {
-        let ray = RAYS[dir][sq.index()];
+    for (dir, rays) in RAYS.iter().enumerate() {
+        let ray = rays[sq.index()];
         a |= match first_blocker(dir, sq, occ.0) {
-            Some(b) => ray ^ RAYS[dir][b.index()],
+            Some(b) => ray ^ rays[b.index()],
             None => ray,
         };
     }
@@ -287,11 +299,11 @@ pub fn chariot_attacks(sq: Square, occ: Bitboard) -> Bitboard {
 #[inline]
 pub fn cannon_attacks(sq: Square, occ: Bitboard) -> Bitboard {
     let mut a = 0;
-    for dir in 0..4 {
+    for (dir, rays) in RAYS.iter().enumerate() {
         if let Some(screen) = first_blocker(dir, sq, occ.0) {
-            let ray = RAYS[dir][screen.index()];
+            let ray = rays[screen.index()];
             a |= match first_blocker(dir, screen, occ.0) {
-                Some(b) => ray ^ RAYS[dir][b.index()],
+                Some(b) => ray ^ rays[b.index()],
                 None => ray,
             };
         }
@@ -304,10 +316,10 @@ pub fn cannon_attacks(sq: Square, occ: Bitboard) -> Bitboard {
 pub fn horse_attacks(sq: Square, occ: Bitboard) -> Bitboard {
     let mut a = 0;
     for (i, &leg_dir) in DIRS.iter().enumerate() {
-        if let Some(leg) = sq.offset(leg_dir.0, leg_dir.1) {
-            if !occ.contains(leg) {
-                a |= HORSE_BY_LEG[sq.index()][i];
-            }
+        if let Some(leg) = sq.offset(leg_dir.0, leg_dir.1)
+            && !occ.contains(leg)
+        {
+            a |= HORSE_BY_LEG[sq.index()][i];
         }
     }
     Bitboard(a)
@@ -319,10 +331,10 @@ pub fn horse_attackers(sq: Square, occ: Bitboard) -> Bitboard {
     let mut a = 0;
     let t = &HORSE_ATTACKERS_BY_LEG[sq.index()];
     for (i, d) in DIAGS.iter().enumerate() {
-        if let Some(leg) = sq.offset(d.0, d.1) {
-            if !occ.contains(leg) {
-                a |= t[i];
-            }
+        if let Some(leg) = sq.offset(d.0, d.1)
+            && !occ.contains(leg)
+        {
+            a |= t[i];
         }
     }
     Bitboard(a)
@@ -401,7 +413,9 @@ mod tests {
 
     #[test]
     fn cannon_jumps_exactly_one_screen() {
-        let occ: Bitboard = [sq("b2"), sq("b5"), sq("b7"), sq("b9")].into_iter().collect();
+        let occ: Bitboard = [sq("b2"), sq("b5"), sq("b7"), sq("b9")]
+            .into_iter()
+            .collect();
         let a = cannon_attacks(sq("b2"), occ);
         assert!(a.contains(sq("b7")));
         assert!(!a.contains(sq("b5")));

@@ -189,7 +189,9 @@ mod tests {
 
     #[test]
     fn red_side_letter_r_is_accepted() {
-        let pos = Position::from_fen("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR r").unwrap();
+        let pos =
+            Position::from_fen("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR r")
+                .unwrap();
         assert_eq!(pos.turn(), Color::Red);
     }
 
@@ -200,13 +202,34 @@ mod tests {
     #[test]
     fn bad_fens_name_the_problem() {
         let cases = [
-            ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/RNBAKABNR w", "9 ranks"),
-            ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABN w", "8 files"),
-            ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNRR w", "10 files"),
-            ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNX w", "'X'"),
-            ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR x", "side to move"),
-            ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBA1ABNR w", "red has no general"),
-            ("rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2K2C1/9/RNBAKABNR w", "2 General"),
+            (
+                "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/RNBAKABNR w",
+                "9 ranks",
+            ),
+            (
+                "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABN w",
+                "8 files",
+            ),
+            (
+                "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNRR w",
+                "10 files",
+            ),
+            (
+                "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNX w",
+                "'X'",
+            ),
+            (
+                "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR x",
+                "side to move",
+            ),
+            (
+                "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBA1ABNR w",
+                "red has no general",
+            ),
+            (
+                "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C2K2C1/9/RNBAKABNR w",
+                "2 General",
+            ),
             ("3k5/9/9/9/9/9/9/9/9/K8 w", "outside its palace"),
             ("3k5/9/9/9/9/9/9/9/3A5/4K4 w", "advisor on d1"),
             ("3k5/9/9/9/9/9/9/3B5/9/4K4 w", "elephant on d2"),
@@ -221,7 +244,10 @@ mod tests {
         ];
         for (fen, needle) in cases {
             let e = err(fen);
-            assert!(e.contains(needle), "{fen:?}: {e:?} should mention {needle:?}");
+            assert!(
+                e.contains(needle),
+                "{fen:?}: {e:?} should mention {needle:?}"
+            );
         }
     }
 }

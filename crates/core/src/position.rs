@@ -173,7 +173,8 @@ impl Position {
 
     /// The pieces as `(square, piece)`, a0 first.
     pub fn pieces_iter(&self) -> impl Iterator<Item = (Square, Piece)> + '_ {
-        self.occupied.map(|sq| (sq, self.board[sq.index()].expect("occupied")))
+        self.occupied
+            .map(|sq| (sq, self.board[sq.index()].expect("occupied")))
     }
 
     // --- Attacks ---------------------------------------------------------------------
@@ -206,16 +207,19 @@ impl Position {
         for dir in 0..4 {
             if let Some(b1) = first_blocker(dir, sq, occ.0) {
                 let bb = 1u128 << b1.index();
-                let line = if dir % 2 == 0 { chariots | general } else { chariots };
+                let line = if dir % 2 == 0 {
+                    chariots | general
+                } else {
+                    chariots
+                };
                 if bb & line != 0 {
                     return true;
                 }
-                if cannons != 0 {
-                    if let Some(b2) = first_blocker(dir, b1, occ.0) {
-                        if (1u128 << b2.index()) & cannons != 0 {
-                            return true;
-                        }
-                    }
+                if cannons != 0
+                    && let Some(b2) = first_blocker(dir, b1, occ.0)
+                    && (1u128 << b2.index()) & cannons != 0
+                {
+                    return true;
                 }
             }
         }
@@ -226,9 +230,12 @@ impl Position {
     /// capture on `sq` if an enemy stood there (the general's flying attack included).
     pub fn attackers(&self, sq: Square, by: Color, occ: Bitboard) -> Bitboard {
         let theirs = self.by_color[by.index()];
-        let mut a = (attacks::chariot_attacks(sq, occ)
-            & (self.by_role(Role::Chariot) | self.by_role(Role::General)).and_file_of(sq))
-            | (attacks::chariot_attacks(sq, occ) & self.by_role(Role::Chariot))
+        let lines = attacks::chariot_attacks(sq, occ);
+        // The general attacks along its file like a chariot (将帅对面) and one step
+        // inside its palace.
+        let file = Bitboard(attacks::FILES[sq.file().index()]);
+        let mut a = (lines & self.by_role(Role::Chariot))
+            | (lines & file & self.by_role(Role::General))
             | (attacks::cannon_attacks(sq, occ) & self.by_role(Role::Cannon))
             | (attacks::horse_attackers(sq, occ) & self.by_role(Role::Horse))
             | (Bitboard(SOLDIER_ATTACKERS[by.index()][sq.index()]) & self.by_role(Role::Soldier))
@@ -273,11 +280,11 @@ impl Position {
                     let them = self.by_color[us.other().index()];
                     let mut quiet = 0u128;
                     let mut caps = 0u128;
-                    for dir in 0..4 {
-                        let ray = RAYS[dir][from.index()];
+                    for (dir, rays) in RAYS.iter().enumerate() {
+                        let ray = rays[from.index()];
                         match first_blocker(dir, from, occ.0) {
                             Some(screen) => {
-                                quiet |= ray ^ RAYS[dir][screen.index()];
+                                quiet |= ray ^ rays[screen.index()];
                                 quiet &= !(1u128 << screen.index());
                                 if let Some(t) = first_blocker(dir, screen, occ.0) {
                                     caps |= 1u128 << t.index();
@@ -450,10 +457,7 @@ impl Position {
             self.play_unchecked(m);
             Ok(())
         } else {
-            Err(IllegalMoveError {
-                m,
-                fen: self.fen(),
-            })
+            Err(IllegalMoveError { m, fen: self.fen() })
         }
     }
 
@@ -466,11 +470,7 @@ impl Position {
         if self.is_legal(m) {
             Ok(m)
         } else {
-            Err(IllegalMoveError {
-                m,
-                fen: self.fen(),
-            }
-            .into())
+            Err(IllegalMoveError { m, fen: self.fen() }.into())
         }
     }
 
@@ -485,22 +485,6 @@ impl Position {
     /// The FEN of this position.
     pub fn fen(&self) -> String {
         crate::fen::Fen::from_setup(&self.to_setup()).to_string()
-    }
-}
-
-/// Restricts a chariot-line attack set to the file of `sq`, for the flying general.
-trait FileOf {
-    fn and_file_of(self, sq: Square) -> Bitboard;
-}
-
-impl FileOf for Bitboard {
-    #[inline]
-    fn and_file_of(self, sq: Square) -> Bitboard {
-        let mut file = 0u128;
-        for r in 0..10 {
-            file |= 1u128 << (r * 9 + sq.file().index());
-        }
-        Bitboard(self.0 & file)
     }
 }
 

@@ -87,7 +87,11 @@ pub enum PositionError {
     #[error("{} has no general", .0.name())]
     MissingGeneral(Color),
     #[error("{} has {count} {role:?} pieces (at most {} allowed)", .color.name(), .role.max_count())]
-    TooManyPieces { color: Color, role: Role, count: u32 },
+    TooManyPieces {
+        color: Color,
+        role: Role,
+        count: u32,
+    },
     #[error("{} general on {square} is outside its palace", .color.name())]
     GeneralOutsidePalace { color: Color, square: Square },
     #[error("{} advisor on {square} is not on a palace diagonal point", .color.name())]

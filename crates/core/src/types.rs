@@ -226,6 +226,9 @@ mod tests {
             }
         }
         assert_eq!(Piece::from_char('x'), None);
-        assert_eq!(Piece::from_char('h'), Some(Piece::new(Color::Black, Role::Horse)));
+        assert_eq!(
+            Piece::from_char('h'),
+            Some(Piece::new(Color::Black, Role::Horse))
+        );
     }
 }
