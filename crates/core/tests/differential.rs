@@ -166,7 +166,7 @@ fn compare(pos: &Position, theirs: &Answer, oracle: &str) -> Result<(), String> 
             theirs.moves.len()
         ));
     }
-    if pos.has_legal_move() != !theirs.moves.is_empty()
+    if pos.has_legal_move() == theirs.moves.is_empty()
         || pos.is_game_over() != theirs.moves.is_empty()
     {
         problems.push(format!(
