@@ -11,7 +11,11 @@ fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);
     if let Ok(fen) = Fen::parse(&text) {
         let printed = fen.to_string();
-        assert_eq!(Fen::parse(&printed).as_ref(), Ok(&fen), "{text:?} -> {printed:?}");
+        assert_eq!(
+            Fen::parse(&printed).as_ref(),
+            Ok(&fen),
+            "{text:?} -> {printed:?}"
+        );
     }
     if let Ok(pos) = Position::from_fen(&text) {
         let printed = pos.fen();

@@ -32,7 +32,9 @@ fuzz_target!(|data: &[u8]| {
     };
     let (&plies, mut rest) = rest.split_first().unwrap_or((&0, &[]));
     for _ in 0..plies % 32 {
-        let Some((&pick, tail)) = rest.split_first() else { break };
+        let Some((&pick, tail)) = rest.split_first() else {
+            break;
+        };
         rest = tail;
         let legal = pos.legal_moves();
         if legal.is_empty() {
@@ -45,7 +47,11 @@ fuzz_target!(|data: &[u8]| {
         if let Ok(m) = notation::parse_move(&pos, &text, style) {
             assert!(pos.is_legal(m), "{style} {text:?} -> illegal {m}");
             let printed = notation::format_move(&pos, m, style);
-            assert_eq!(notation::parse_move(&pos, &printed, style), Ok(m), "{printed:?}");
+            assert_eq!(
+                notation::parse_move(&pos, &printed, style),
+                Ok(m),
+                "{printed:?}"
+            );
         }
     }
 });
