@@ -183,9 +183,9 @@ fn token(c: char) -> Token {
     }
 }
 
-/// A stack ordinal written before the piece: 一 … 五.
-fn ordinal(k: u8) -> Option<Place> {
-    (1..=5).contains(&k).then_some(Place::Nth(k))
+/// Whether a number written before the piece is a stack ordinal, 一 … 五.
+fn is_ordinal(k: u8) -> bool {
+    (1..=5).contains(&k)
 }
 
 /// Reads a move of the side to move in Chinese file notation and checks it is legal.
@@ -213,7 +213,7 @@ pub fn parse_chinese(pos: &Position, text: &str) -> Result<Move, NotationError> 
     let (role, origin, dir, value) = match *toks.as_slice() {
         [T::Piece(r), T::Number(f), T::Dir(d), T::Number(v)] => (r, Origin::File(f), d, v),
         [T::Place(p), T::Piece(r), T::Dir(d), T::Number(v)] => (r, Origin::Place(p), d, v),
-        [T::Number(k), T::Piece(r), T::Dir(d), T::Number(v)] if ordinal(k).is_some() => {
+        [T::Number(k), T::Piece(r), T::Dir(d), T::Number(v)] if is_ordinal(k) => {
             (r, Origin::Place(Place::Nth(k)), d, v)
         }
         [
@@ -229,7 +229,7 @@ pub fn parse_chinese(pos: &Position, text: &str) -> Result<Move, NotationError> 
             T::Number(f),
             T::Dir(d),
             T::Number(v),
-        ] if ordinal(k).is_some() => (r, Origin::PlaceOnFile(Place::Nth(k), f), d, v),
+        ] if is_ordinal(k) => (r, Origin::PlaceOnFile(Place::Nth(k), f), d, v),
         [T::Place(p), T::Number(f), T::Dir(d), T::Number(v)] => {
             (Role::Soldier, Origin::PlaceOnFile(p, f), d, v)
         }
