@@ -172,6 +172,36 @@ fn chasing_a_protected_piece_is_allowed() {
 }
 
 #[test]
+fn a_pinned_protector_does_not_protect() {
+    // As above, but the red chariot i9 pins the black chariot f9 against the general d9
+    // along the ninth rank: its recapture on f7 or f6 would be illegal (假根, 28.16), so
+    // the cannon counts as unprotected and red loses.
+    let g = game(
+        "3k1r2R/9/5c3/9/9/4N4/9/9/9/4K4 w - - 0 1",
+        &cycle(HORSE_CHASE, 3),
+    );
+    assert_eq!(
+        g.first_ending(),
+        ended(12, Some(Color::Black), Reason::PerpetualChase)
+    );
+}
+
+#[test]
+fn check_and_chase_in_turn_loses() {
+    // 一将一捉 (25.2): the red chariot a5 attacks the unprotected black horse e5; it goes
+    // to a8 with check, the general steps to e9, the chariot returns to a5 (a new attack
+    // on e5), the general returns to e8. Black's moves are a reply to check and a general
+    // step: allowed. Red loses on the fourth occurrence.
+    let fen = "9/4k4/9/9/R3n4/9/9/9/9/3K5 w - - 0 1";
+    let moves = "a5a8 e8e9 a8a5 e9e8";
+    assert_eq!(game(fen, &cycle(moves, 2)).first_ending(), None);
+    assert_eq!(
+        game(fen, &cycle(moves, 3)).first_ending(),
+        ended(12, Some(Color::Black), Reason::PerpetualChase)
+    );
+}
+
+#[test]
 fn soldier_chasing_is_idle() {
     // Red crossed soldier d6, black cannon e7, generals d9 and f0. The soldier steps
     // d6-e6 (attacking e7), the cannon flees to d7, the soldier steps back to d6

@@ -402,10 +402,10 @@ fn adjudication_ends_master_games_only_where_expected() {
             game.play_iccs(m)
                 .expect("legal (checked by the other test)");
         }
-        if let Some(e) = game.first_ending() {
-            if e.ply < r.moves.len() {
-                found.insert(r.number, (e.ply, e.outcome.winner, e.outcome.reason));
-            }
+        if let Some(e) = game.first_ending()
+            && e.ply < r.moves.len()
+        {
+            found.insert(r.number, (e.ply, e.outcome.winner, e.outcome.reason));
         }
     }
     let expected: BTreeMap<_, _> = EXPECTED_EARLY_ENDINGS

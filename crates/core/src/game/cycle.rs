@@ -38,9 +38,8 @@ pub enum MoveKind {
     Idle,
 }
 
-/// Classifies the move `m` that leads from `before` to `after`.
-pub fn classify(before: &Position, m: Move, after: &Position) -> MoveKind {
-    let _ = m;
+/// Classifies the move that leads from `before` to `after`.
+pub fn classify(before: &Position, after: &Position) -> MoveKind {
     if after.is_check() {
         return MoveKind::Check;
     }
@@ -96,7 +95,7 @@ pub(crate) fn judge(positions: &[&Position], moves: &[Move]) -> Outcome {
             // Already allowed: no need for the costly analysis.
             continue;
         }
-        match classify(before, m, after) {
+        match classify(before, after) {
             MoveKind::Check | MoveKind::MateThreat => {}
             MoveKind::Idle => forbidden[u] = false,
             MoveKind::Chase(targets) => {
@@ -326,12 +325,24 @@ mod tests {
         let m: Move = "b1c3".parse().unwrap();
         let mut after = before.clone();
         after.play_unchecked(m);
-        assert_eq!(classify(&before, m, &after), MoveKind::MateThreat);
+        assert_eq!(classify(&before, &after), MoveKind::MateThreat);
         // A quiet chariot move on the eighth rank threatens nothing.
         let m: Move = "a8a7".parse().unwrap();
         let mut after = before.clone();
         after.play_unchecked(m);
-        assert_eq!(classify(&before, m, &after), MoveKind::Idle);
+        assert_eq!(classify(&before, &after), MoveKind::Idle);
+    }
+
+    #[test]
+    fn a_capture_answered_by_mate_is_no_chase() {
+        // The red chariot i5 attacks the unprotected black horse e5, but it also keeps
+        // the black chariot i9 off i0: after i5xe5, i9i0 mates (the chariot a1 holds
+        // the first rank, the advisor d0 blocks the general). 29.4: no chase.
+        let p = pos("3k4r/9/9/9/4n3R/9/9/9/r8/3AK4 w - - 0 1");
+        assert!(chased(&p).is_empty());
+        // Without the black chariot on a1 the general escapes to e1: a chase.
+        let p = pos("3k4r/9/9/9/4n3R/9/9/9/9/3AK4 w - - 0 1");
+        assert_eq!(squares(chased(&p)), ["e5"]);
     }
 
     #[test]
