@@ -1,0 +1,273 @@
+//! Batch assembly: targets, determinism, mirror augmentation and prefetch/resume.
+
+mod common;
+
+use std::sync::Arc;
+
+use xq_core::{Move, Position, Setup};
+use xq_data::{
+    Batch, BatchConfig, DataCursor, PrefetchConfig, Prefetcher, Sample, Window, WindowChunk,
+    assemble, assemble_samples, draw_samples,
+};
+use xq_nn::{
+    encode::{EncoderConfig, encode_into},
+    policy::{POLICY_SIZE, policy_index},
+};
+
+fn window(seed: u64, games: usize, plies: usize) -> Window {
+    let chunk = Arc::new(common::random_chunk(seed, games, plies));
+    Window::from_chunks(vec![WindowChunk {
+        name: format!("c{seed}"),
+        chunk,
+        first: 0,
+    }])
+}
+
+fn config(mirror: bool) -> BatchConfig {
+    BatchConfig {
+        batch_size: 32,
+        encoder: EncoderConfig::default(),
+        mirror,
+        seed: 77,
+    }
+}
+
+/// The positions of a record's game from its start to the record's ply.
+fn replay(window: &Window, index: u64) -> Vec<Position> {
+    let (chunk, rec) = window.get(index).unwrap();
+    let game = &chunk.games[rec.game as usize];
+    let mut out = vec![game.start.clone()];
+    for &m in &game.moves[..usize::from(rec.ply)] {
+        let mut p = out.last().unwrap().clone();
+        p.play_unchecked(m);
+        out.push(p);
+    }
+    out
+}
+
+fn mirror_position(pos: &Position) -> Position {
+    let s = pos.to_setup();
+    let mut m = Setup {
+        board: [None; 90],
+        ..s.clone()
+    };
+    for sq in 0..90u32 {
+        let sq = xq_core::Square::new(sq);
+        m.board[sq.mirror().index()] = s.board[sq.index()];
+    }
+    Position::from_setup(m).unwrap()
+}
+
+fn row<T: Copy>(a: &ndarray::Array2<T>, i: usize) -> Vec<T> {
+    a.row(i).to_vec()
+}
+
+#[test]
+fn unmirrored_sample_carries_the_record_targets() {
+    let w = window(1, 8, 30);
+    let enc = EncoderConfig::default();
+    let samples: Vec<Sample> = (0..w.len())
+        .step_by(7)
+        .map(|index| Sample {
+            index,
+            mirrored: false,
+        })
+        .collect();
+    let mut batch = Batch::new(1, &enc);
+    assemble_samples(&w, &enc, &samples, &mut batch).unwrap();
+    assert_eq!(batch.len(), samples.len());
+    for (i, s) in samples.iter().enumerate() {
+        let (chunk, rec) = w.get(s.index).unwrap();
+        let history = replay(&w, s.index);
+        let pos = history.last().unwrap();
+        let mut planes = vec![0.0; enc.input_len()];
+        encode_into(&history, &enc, &mut planes).unwrap();
+        assert_eq!(
+            batch
+                .inputs
+                .index_axis(ndarray::Axis(0), i)
+                .iter()
+                .copied()
+                .collect::<Vec<_>>(),
+            planes
+        );
+        // Policy: normalized shares on the record's moves, zero elsewhere.
+        let entries = chunk.policy_of(rec);
+        let total: f32 = entries.iter().map(|e| f32::from(e.weight)).sum();
+        let mut want = vec![0.0f32; POLICY_SIZE];
+        for e in entries {
+            want[policy_index(e.mv, pos.turn()).unwrap()] = f32::from(e.weight) / total;
+        }
+        assert_eq!(row(&batch.policy, i), want);
+        let sum: f32 = want.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-5);
+        // Mask: exactly the legal moves.
+        let mut mask = vec![0u8; POLICY_SIZE];
+        for m in pos.legal_moves() {
+            mask[policy_index(m, pos.turn()).unwrap()] = 1;
+        }
+        assert_eq!(row(&batch.legal, i), mask);
+        assert_eq!(row(&batch.value, i), common::one_hot(rec.result).to_vec());
+        assert_eq!(
+            batch.has_value[i],
+            if rec.result.is_some() { 1.0 } else { 0.0 }
+        );
+        assert_eq!(batch.weight[i], rec.weight);
+        assert_eq!(batch.plies_left[i], f32::from(rec.plies_left));
+        assert_eq!(row(&batch.root_wdl, i), rec.root_wdl.to_vec());
+    }
+    assert!(batch.has_value.iter().any(|&h| h == 0.0) && batch.has_value.iter().any(|&h| h == 1.0));
+}
+
+#[test]
+fn mirrored_sample_is_the_encoding_and_targets_of_the_mirrored_position() {
+    let w = window(2, 3, 80);
+    let enc = EncoderConfig::default();
+    let samples: Vec<Sample> = (0..w.len())
+        .step_by(5)
+        .map(|index| Sample {
+            index,
+            mirrored: true,
+        })
+        .collect();
+    let mut batch = Batch::new(samples.len(), &enc);
+    assemble_samples(&w, &enc, &samples, &mut batch).unwrap();
+    for (i, s) in samples.iter().enumerate() {
+        let (chunk, rec) = w.get(s.index).unwrap();
+        let history: Vec<Position> = replay(&w, s.index).iter().map(mirror_position).collect();
+        let pos = history.last().unwrap();
+        let mut planes = vec![0.0; enc.input_len()];
+        encode_into(&history, &enc, &mut planes).unwrap();
+        assert_eq!(
+            batch
+                .inputs
+                .index_axis(ndarray::Axis(0), i)
+                .iter()
+                .copied()
+                .collect::<Vec<_>>(),
+            planes
+        );
+        // The mask is the mirrored position's legal moves ...
+        let mut mask = vec![0u8; POLICY_SIZE];
+        for m in pos.legal_moves() {
+            mask[policy_index(m, pos.turn()).unwrap()] = 1;
+        }
+        assert_eq!(row(&batch.legal, i), mask);
+        // ... and the target sits on the mirrored moves, all of them legal there.
+        for e in chunk.policy_of(rec) {
+            let mirrored: Move = e.mv.mirror();
+            assert!(pos.is_legal(mirrored));
+            assert!(batch.policy[[i, policy_index(mirrored, pos.turn()).unwrap()]] > 0.0);
+        }
+        for k in 0..POLICY_SIZE {
+            if batch.policy[[i, k]] > 0.0 {
+                assert_eq!(batch.legal[[i, k]], 1, "target on an illegal move");
+            }
+        }
+    }
+}
+
+#[test]
+fn same_seed_and_step_give_the_same_batch_whatever_the_thread_count() {
+    let w = window(3, 4, 60);
+    let cfg = config(true);
+    let mut a = Batch::new(cfg.batch_size, &cfg.encoder);
+    assemble(&w, &cfg, 5, &mut a).unwrap();
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(1)
+        .build()
+        .unwrap();
+    let mut b = Batch::new(3, &cfg.encoder); // different size: reallocated to fit
+    pool.install(|| assemble(&w, &cfg, 5, &mut b)).unwrap();
+    assert_eq!(a.samples, b.samples);
+    assert_eq!(a.inputs, b.inputs);
+    assert_eq!(a.policy, b.policy);
+    assert_eq!(a.legal, b.legal);
+    assert_eq!(a.value, b.value);
+    assert_eq!(a.weight, b.weight);
+    // Another step, or another seed, draws other samples.
+    let mut c = Batch::new(cfg.batch_size, &cfg.encoder);
+    assemble(&w, &cfg, 6, &mut c).unwrap();
+    assert_ne!(a.samples, c.samples);
+    assemble(&w, &BatchConfig { seed: 78, ..cfg }, 5, &mut c).unwrap();
+    assert_ne!(a.samples, c.samples);
+}
+
+#[test]
+fn sampling_covers_the_window_and_mirrors_about_half() {
+    let mut samples = Vec::new();
+    let mut seen = [false; 100];
+    let mut mirrored = 0;
+    for step in 0..50 {
+        draw_samples(9, step, 64, true, 100, &mut samples).unwrap();
+        for s in &samples {
+            seen[s.index as usize] = true;
+            mirrored += usize::from(s.mirrored);
+        }
+    }
+    assert!(seen.iter().all(|&s| s));
+    let share = mirrored as f64 / (50.0 * 64.0);
+    assert!((0.45..0.55).contains(&share), "{share}");
+    draw_samples(9, 0, 64, false, 100, &mut samples).unwrap();
+    assert!(samples.iter().all(|s| !s.mirrored));
+    assert!(draw_samples(9, 0, 64, true, 0, &mut samples).is_err());
+}
+
+#[test]
+fn prefetched_batches_equal_direct_assembly_and_resume_continues_exactly() {
+    let w = Arc::new(window(4, 3, 50));
+    let cfg = config(true);
+    let prefetch = PrefetchConfig {
+        depth: 2,
+        threads: 1,
+    };
+    let cursor = DataCursor::start(cfg.seed, &w);
+    let mut p = Prefetcher::new(Arc::clone(&w), cfg, cursor, prefetch).unwrap();
+    let mut uninterrupted = Vec::new();
+    for _ in 0..5 {
+        let b = p.next_batch().unwrap();
+        uninterrupted.push((
+            b.step,
+            b.samples.clone(),
+            b.inputs.clone(),
+            b.policy.clone(),
+        ));
+        p.recycle(b);
+    }
+    drop(p);
+    for (step, samples, inputs, policy) in &uninterrupted {
+        let mut direct = Batch::new(cfg.batch_size, &cfg.encoder);
+        assemble(&w, &cfg, *step, &mut direct).unwrap();
+        assert_eq!(&direct.samples, samples);
+        assert_eq!(&direct.inputs, inputs);
+        assert_eq!(&direct.policy, policy);
+    }
+    // Stop after 2 batches, save the cursor, resume: batches 2, 3, 4 again.
+    let mut p = Prefetcher::new(Arc::clone(&w), cfg, cursor, prefetch).unwrap();
+    for _ in 0..2 {
+        p.next_batch().unwrap();
+    }
+    let saved = p.cursor();
+    assert_eq!(saved.step, 2);
+    assert_eq!(saved.samples, 2 * cfg.batch_size as u64);
+    assert!(saved.matches(&w));
+    drop(p);
+    let json = serde_json::to_string(&saved).unwrap();
+    let restored: DataCursor = serde_json::from_str(&json).unwrap();
+    let mut resumed = Prefetcher::new(Arc::clone(&w), cfg, restored, prefetch).unwrap();
+    for (step, samples, inputs, _) in &uninterrupted[2..] {
+        let b = resumed.next_batch().unwrap();
+        assert_eq!(b.step, *step);
+        assert_eq!(&b.samples, samples);
+        assert_eq!(&b.inputs, inputs);
+    }
+    let _ = resumed.wait_time();
+}
+
+#[test]
+fn prefetcher_refuses_an_empty_window() {
+    let w = Arc::new(Window::default());
+    let cfg = config(false);
+    let cursor = DataCursor::start(cfg.seed, &w);
+    assert!(Prefetcher::new(w, cfg, cursor, PrefetchConfig::default()).is_err());
+}

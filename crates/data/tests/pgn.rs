@@ -1,0 +1,208 @@
+//! The PGN reader and the supervised source built on it.
+
+mod common;
+
+use std::sync::Arc;
+
+use xq_core::Position;
+use xq_data::{
+    Batch, Outcome, PgnError, Sample, SplitConfig, Wdl, Window, WindowChunk, assemble_samples,
+    decode_chunk, encode_chunk, games_to_chunks, read_pgn,
+};
+use xq_nn::{encode::EncoderConfig, policy::policy_index};
+
+const MASTER: &str = include_str!("../../../tests/data/hu_ronghua_1391_iccs.pgn");
+
+#[test]
+fn master_collection_reads_all_1391_games() {
+    let games: Vec<_> = read_pgn(MASTER)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(games.len(), 1391);
+    let first = &games[0];
+    assert_eq!(first.header("Event"), Some("China Team Championship 1998"));
+    assert_eq!(first.header("Red"), Some("HU RongHua"));
+    assert_eq!(first.header("Black"), Some("XU TianHong"));
+    assert_eq!(first.moves.len(), 65); // "33. d9f8" is Red's 33rd move
+    assert_eq!(first.moves[0].to_string(), "g0e2");
+    assert_eq!(first.moves[64].to_string(), "d9f8");
+    assert_eq!(first.result, None); // the file has no Result headers
+    assert_eq!(first.start, Position::startpos());
+    assert_eq!(games[1].line, 7);
+    assert!(games.iter().all(|g| !g.moves.is_empty()));
+}
+
+#[test]
+fn results_come_from_the_header_or_the_move_text() {
+    let text = r#"[Event "a"]
+[Result "1-0"]
+
+1. h2e2 h9g7 2. h0g2 1-0
+
+[Event "b"]
+1. h2e2 h7e7 0-1
+
+[Event "c"]
+[Result "*"]
+1. c3c4 {a comment with [brackets]} g6g5 ; rest of line ignored
+2. h2e2 (2. b2e2 b9c7) 1/2-1/2
+
+[Event "d"]
+1. h2e2
+"#;
+    let games: Vec<_> = read_pgn(text).into_iter().map(Result::unwrap).collect();
+    assert_eq!(games.len(), 4);
+    assert_eq!(games[0].result, Some(Outcome::RedWins));
+    assert_eq!(games[1].result, Some(Outcome::BlackWins));
+    assert_eq!(games[2].result, Some(Outcome::Draw));
+    assert_eq!(games[2].moves.len(), 3);
+    assert_eq!(games[3].result, None);
+    assert_eq!(games[3].line, 14);
+}
+
+#[test]
+fn fen_header_sets_the_start_position() {
+    let fen = "3akab2/9/4b4/p1p1p1p1p/9/2P6/P3P1P1P/4B4/9/2BAKA3 b - - 0 20";
+    let text = format!("[FEN \"{fen}\"]\n[Result \"0-1\"]\n20... e9e8 21. e0e1\n");
+    let games = read_pgn(&text);
+    let g = games[0].as_ref().unwrap();
+    assert_eq!(g.start, Position::from_fen(fen).unwrap());
+    assert_eq!(g.moves.len(), 2);
+}
+
+#[test]
+fn errors_name_the_line_and_the_reader_goes_on_with_the_next_game() {
+    let text = "[Event \"x\"]\n\n1. h2e2 h9g7\n2. h2h3 b9c7\n\n[Event \"y\"]\n1. h2e2 ?? \n\n[Event \"z\"\n1. h2e2\n\n[FEN \"bogus\"]\n1. a0a1\n\n[Event \"ok\"]\n1. b2e2\n";
+    let out = read_pgn(text);
+    assert_eq!(out.len(), 5);
+    match &out[0] {
+        Err(
+            e @ PgnError::IllegalMove {
+                line: 4, number: 2, ..
+            },
+        ) => {
+            assert!(
+                e.to_string()
+                    .starts_with("line 4: move 2 (h2h3) is illegal"),
+                "{e}"
+            );
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(&out[1], Err(PgnError::BadToken { line: 7, token }) if token == "??"));
+    assert!(matches!(&out[2], Err(PgnError::BadHeader { line: 9, .. })));
+    assert!(matches!(&out[3], Err(PgnError::BadFen { line: 12, .. })));
+    assert_eq!(out[4].as_ref().unwrap().moves.len(), 1);
+    assert_eq!(out[4].as_ref().unwrap().line, 15);
+}
+
+#[test]
+fn conflicting_results_and_unterminated_comments_are_errors() {
+    let out = read_pgn("[Result \"1-0\"]\n1. h2e2 0-1\n");
+    assert!(matches!(
+        &out[0],
+        Err(PgnError::ResultMismatch { line: 1, .. })
+    ));
+    let out = read_pgn("[Event \"e\"]\n1. h2e2 { never closed\n2. h0g2\n");
+    assert!(matches!(
+        &out[0],
+        Err(PgnError::Unterminated { line: 2, .. })
+    ));
+    let out = read_pgn("1. h2e2 h9g7 1-0 h0g2\n");
+    assert!(matches!(&out[0], Err(PgnError::BadToken { line: 1, .. })));
+}
+
+#[test]
+fn supervised_records_are_one_hot_with_results_when_known_and_the_split_is_stable() {
+    let games: Vec<_> = read_pgn(MASTER)
+        .into_iter()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    let meta = common::meta(0);
+    let split = SplitConfig::default();
+    let data = games_to_chunks(&games, &meta, &split).unwrap();
+    let total_plies: usize = games.iter().map(|g| g.moves.len()).sum();
+    assert_eq!(
+        data.train.records.len() + data.held_out.records.len(),
+        total_plies
+    );
+    assert_eq!(data.train.games.len() + data.held_out.games.len(), 1391);
+    let held = data.held_out.games.len();
+    assert!((30..=110).contains(&held), "{held} of 1391 held out at 5%");
+    // Same games in another order: the same games are held out.
+    let mut reversed = games.clone();
+    reversed.reverse();
+    let again = games_to_chunks(&reversed, &meta, &split).unwrap();
+    let mut a: Vec<_> = data
+        .held_out
+        .games
+        .iter()
+        .map(|g| g.moves.clone())
+        .collect();
+    let mut b: Vec<_> = again
+        .held_out
+        .games
+        .iter()
+        .map(|g| g.moves.clone())
+        .collect();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    // A different salt gives a different split.
+    let other = games_to_chunks(&games, &meta, &SplitConfig { salt: 1, ..split }).unwrap();
+    assert_ne!(other.held_out.games, data.held_out.games);
+    // No results in this file: no value targets.
+    assert!(data.train.records.iter().all(|r| r.result.is_none()));
+    // Round trip through the chunk format.
+    assert_eq!(
+        decode_chunk(&encode_chunk(&data.held_out).unwrap()).unwrap(),
+        data.held_out
+    );
+}
+
+#[test]
+fn supervised_batch_targets_the_played_move_and_the_result() {
+    let text = "[Result \"0-1\"]\n1. h2e2 h9g7 2. h0g2 i9h9\n";
+    let games: Vec<_> = read_pgn(text).into_iter().map(Result::unwrap).collect();
+    let all = SplitConfig {
+        held_out_permille: 0,
+        salt: 0,
+    };
+    let data = games_to_chunks(&games, &common::meta(0), &all).unwrap();
+    assert_eq!(data.train.records.len(), 4);
+    let results: Vec<_> = data.train.records.iter().map(|r| r.result).collect();
+    assert_eq!(
+        results,
+        [
+            Some(Wdl::Loss),
+            Some(Wdl::Win),
+            Some(Wdl::Loss),
+            Some(Wdl::Win)
+        ]
+    );
+    let w = Window::from_chunks(vec![WindowChunk {
+        name: "sl".into(),
+        chunk: Arc::new(data.train),
+        first: 0,
+    }]);
+    let enc = EncoderConfig::default();
+    let samples: Vec<Sample> = (0..4)
+        .map(|index| Sample {
+            index,
+            mirrored: false,
+        })
+        .collect();
+    let mut batch = Batch::new(4, &enc);
+    assemble_samples(&w, &enc, &samples, &mut batch).unwrap();
+    let mut pos = Position::startpos();
+    for (i, m) in games[0].moves.iter().enumerate() {
+        let idx = policy_index(*m, pos.turn()).unwrap();
+        assert_eq!(batch.policy[[i, idx]], 1.0);
+        assert_eq!(batch.policy.row(i).sum(), 1.0);
+        assert_eq!(batch.has_value[i], 1.0);
+        assert_eq!(batch.plies_left[i], (4 - i) as f32);
+        pos.play(*m).unwrap();
+    }
+    assert_eq!(batch.value.row(0).to_vec(), vec![0.0, 0.0, 1.0]);
+}

@@ -1,0 +1,246 @@
+//! Chunk directories: the numbered writer, skipping of bad files, and window selection.
+
+mod common;
+
+use std::{
+    fs,
+    path::Path,
+    sync::Arc,
+    time::{Duration, SystemTime},
+};
+
+use xq_data::{
+    ChunkWriter, Window, WindowChunk, WindowLoader, WindowSize, WriterError, encode_chunk,
+    io::tmp_path, write_chunk_atomic,
+};
+
+fn set_mtime(path: &Path, secs_after_epoch: u64) {
+    let f = fs::OpenOptions::new().write(true).open(path).unwrap();
+    f.set_modified(SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000 + secs_after_epoch))
+        .unwrap();
+}
+
+fn quiet(dir: &Path, size: WindowSize) -> WindowLoader {
+    let mut l = WindowLoader::new(dir, size);
+    l.log_warnings = false;
+    l
+}
+
+#[test]
+fn writer_numbers_chunks_and_continues_after_a_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunk = common::random_chunk(10, 1, 8);
+    let mut w = ChunkWriter::new(dir.path(), "gpu0").unwrap();
+    let a = w.write(&chunk).unwrap();
+    let b = w.write(&chunk).unwrap();
+    assert_eq!(a.file_name().unwrap(), "gpu0-00000000.xqc");
+    assert_eq!(b.file_name().unwrap(), "gpu0-00000001.xqc");
+    // Another worker's files do not affect this worker's numbering, and vice versa.
+    let mut other = ChunkWriter::new(dir.path(), "gpu0-b").unwrap();
+    assert_eq!(
+        other.write(&chunk).unwrap().file_name().unwrap(),
+        "gpu0-b-00000000.xqc"
+    );
+    let mut again = ChunkWriter::new(dir.path(), "gpu0").unwrap();
+    assert_eq!(
+        again.write(&chunk).unwrap().file_name().unwrap(),
+        "gpu0-00000002.xqc"
+    );
+}
+
+#[test]
+fn writer_rejects_worker_ids_unfit_for_file_names() {
+    let dir = tempfile::tempdir().unwrap();
+    for bad in [
+        "",
+        "a/b",
+        "..",
+        ".hidden",
+        "sp ace",
+        "x".repeat(65).as_str(),
+    ] {
+        assert!(
+            matches!(
+                ChunkWriter::new(dir.path(), bad),
+                Err(WriterError::BadWorkerId(_))
+            ),
+            "{bad:?}"
+        );
+    }
+}
+
+#[test]
+fn corrupt_truncated_and_foreign_chunks_are_skipped_with_a_warning_naming_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = common::random_chunk(11, 2, 40);
+    write_chunk_atomic(&dir.path().join("w-00000000.xqc"), &good).unwrap();
+    let bytes = encode_chunk(&common::random_chunk(12, 2, 40)).unwrap();
+    // Truncated: the header is fine, the body is cut (caught from the header alone).
+    fs::write(
+        dir.path().join("w-00000001.xqc"),
+        &bytes[..bytes.len() - 10],
+    )
+    .unwrap();
+    // Bit flip deep in the body: only found when the chunk is loaded.
+    let mut flipped = bytes.clone();
+    let n = flipped.len();
+    flipped[n - 20] ^= 0x10;
+    fs::write(dir.path().join("w-00000002.xqc"), &flipped).unwrap();
+    // Not a chunk at all.
+    fs::write(
+        dir.path().join("notes-00000000.xqc"),
+        b"hello, this is not a chunk file\n",
+    )
+    .unwrap();
+
+    let mut loader = quiet(dir.path(), WindowSize::Fixed(1_000_000));
+    let (window, report) = loader.refresh().unwrap();
+    assert_eq!(window.len() as usize, good.records.len());
+    assert_eq!(report.window_len, window.len());
+    assert_eq!(report.total_records as usize, good.records.len());
+    let mut messages: Vec<String> = report.skipped.iter().map(ToString::to_string).collect();
+    messages.sort();
+    assert_eq!(messages.len(), 3, "{messages:#?}");
+    for (msg, name) in
+        messages
+            .iter()
+            .zip(["notes-00000000.xqc", "w-00000001.xqc", "w-00000002.xqc"])
+    {
+        assert!(msg.contains(name), "{msg} should name {name}");
+    }
+    assert!(messages[0].contains("bad magic"), "{}", messages[0]);
+    assert!(messages[1].contains("truncated"), "{}", messages[1]);
+    assert!(messages[2].contains("checksum"), "{}", messages[2]);
+    // Bad files are reported once, not at every refresh.
+    let (again, report) = loader.refresh().unwrap();
+    assert!(report.skipped.is_empty());
+    assert_eq!(again.len(), window.len());
+}
+
+#[test]
+fn a_tmp_file_being_written_is_ignored() {
+    let dir = tempfile::tempdir().unwrap();
+    let good = common::random_chunk(13, 1, 30);
+    let path = dir.path().join("w-00000000.xqc");
+    write_chunk_atomic(&path, &good).unwrap();
+    // A half-written chunk, as a crash mid-write leaves it, and a complete one not yet renamed.
+    let bytes = encode_chunk(&common::random_chunk(14, 1, 30)).unwrap();
+    fs::write(
+        tmp_path(&dir.path().join("w-00000001.xqc")),
+        &bytes[..bytes.len() / 2],
+    )
+    .unwrap();
+    fs::write(tmp_path(&dir.path().join("w-00000002.xqc")), &bytes).unwrap();
+    let (window, report) = quiet(dir.path(), WindowSize::Fixed(1 << 20))
+        .refresh()
+        .unwrap();
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    assert_eq!(window.len() as usize, good.records.len());
+    assert_eq!(window.chunks().len(), 1);
+}
+
+#[test]
+fn fixed_window_takes_exactly_the_newest_records_by_modification_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let chunks: Vec<_> = (0..4)
+        .map(|i| common::random_chunk(20 + i, 1, 25))
+        .collect();
+    // File names in the opposite order of their times: time decides, not the name.
+    for (i, c) in chunks.iter().enumerate() {
+        let path = dir.path().join(format!("w-{:08}.xqc", 9 - i));
+        write_chunk_atomic(&path, c).unwrap();
+        set_mtime(&path, i as u64 * 10);
+    }
+    let sizes: Vec<u64> = chunks.iter().map(|c| c.records.len() as u64).collect();
+    let want = sizes[3] + sizes[2] + 5;
+    let (window, report) = quiet(dir.path(), WindowSize::Fixed(want))
+        .refresh()
+        .unwrap();
+    assert_eq!(report.total_records, sizes.iter().sum::<u64>());
+    assert_eq!(window.len(), want);
+    let names: Vec<&str> = window.chunks().iter().map(|c| c.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["w-00000008.xqc", "w-00000007.xqc", "w-00000006.xqc"]
+    );
+    // The oldest chunk contributes only its last 5 records.
+    let oldest = &window.chunks()[0];
+    assert_eq!(oldest.first, sizes[1] as usize - 5);
+    let (_, first_rec) = window.get(0).unwrap();
+    assert_eq!(*first_rec, chunks[1].records[sizes[1] as usize - 5]);
+    let (_, last_rec) = window.get(want - 1).unwrap();
+    assert_eq!(last_rec, chunks[3].records.last().unwrap());
+    assert!(window.get(want).is_none());
+}
+
+#[test]
+fn window_refresh_picks_up_new_chunks_and_drops_old_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = common::random_chunk(30, 1, 20);
+    let b = common::random_chunk(31, 1, 20);
+    let pa = dir.path().join("w-00000000.xqc");
+    write_chunk_atomic(&pa, &a).unwrap();
+    set_mtime(&pa, 0);
+    let mut loader = quiet(dir.path(), WindowSize::Fixed(a.records.len() as u64));
+    let (w1, _) = loader.refresh().unwrap();
+    let pb = dir.path().join("w-00000001.xqc");
+    write_chunk_atomic(&pb, &b).unwrap();
+    set_mtime(&pb, 100);
+    let (w2, report) = loader.refresh().unwrap();
+    assert_eq!(
+        report.total_records as usize,
+        a.records.len() + b.records.len()
+    );
+    assert_ne!(w1.fingerprint(), w2.fingerprint());
+    assert_eq!(w2.chunks().last().unwrap().name, "w-00000001.xqc");
+    assert_eq!(w2.get(w2.len() - 1).unwrap().1, b.records.last().unwrap());
+}
+
+#[test]
+fn power_law_window_follows_the_katago_formula() {
+    let rule = WindowSize::default();
+    assert_eq!(rule.size(0), 0);
+    assert_eq!(rule.size(100_000), 100_000);
+    assert_eq!(rule.size(250_000), 250_000);
+    // Just past m the window grows at rate r = 0.4 per row (a little less: it is concave).
+    let w = rule.size(250_000 + 10_000);
+    assert!((253_900..=254_000).contains(&w), "{w}");
+    // W(N) = m + r (N^e - m^e) / (e m^(e-1)), computed by hand for N = 10M.
+    let (n, m, e, r) = (10_000_000f64, 250_000f64, 0.65f64, 0.4f64);
+    let expect = m + r * (n.powf(e) - m.powf(e)) / (e * m.powf(e - 1.0));
+    assert_eq!(rule.size(10_000_000), expect as u64);
+    assert!(expect > 1_000_000.0 && expect < 2_000_000.0, "{expect}");
+    let capped = WindowSize::PowerLaw {
+        min_rows: 250_000,
+        expand_per_row: 0.4,
+        exponent: 0.65,
+        max_rows: Some(500_000),
+    };
+    assert_eq!(capped.size(10_000_000), 500_000);
+    assert_eq!(WindowSize::Fixed(7).size(3), 3);
+    assert_eq!(WindowSize::Fixed(7).size(30), 7);
+}
+
+#[test]
+fn in_memory_window_indexes_records_across_chunks() {
+    let a = Arc::new(common::random_chunk(40, 1, 10));
+    let b = Arc::new(common::random_chunk(41, 1, 10));
+    let w = Window::from_chunks(vec![
+        WindowChunk {
+            name: "a".into(),
+            chunk: Arc::clone(&a),
+            first: 3,
+        },
+        WindowChunk {
+            name: "b".into(),
+            chunk: Arc::clone(&b),
+            first: 0,
+        },
+    ]);
+    assert_eq!(w.len() as usize, a.records.len() - 3 + b.records.len());
+    assert_eq!(w.get(0).unwrap().1, &a.records[3]);
+    let na = (a.records.len() - 3) as u64;
+    assert_eq!(w.get(na).unwrap().1, &b.records[0]);
+    let same = Window::from_chunks(w.chunks().to_vec());
+    assert_eq!(same.fingerprint(), w.fingerprint());
+}
