@@ -5,8 +5,9 @@
 //! - **check** (将, 28.1): the move leaves the opponent in check;
 //! - **mate threat** (杀, 28.2), decided only in its simplest sound form: the move does
 //!   not check, was not a reply to a check, and if the mover could move again at once
-//!   it would have a move that checkmates. Threats of mate by a longer series of checks
-//!   are not recognised and count as idle;
+//!   it would have a move that checkmates, which it did not have before the move (a
+//!   threat left standing is not made again by every later move). Threats of mate by a
+//!   longer series of checks are not recognised and count as idle;
 //! - **chase** (捉, 28.3 and 第29条): the move does not check, was not a reply to a
 //!   check, and creates an attack on an enemy 子力 that did not exist before the move
 //!   (29.2). See [`chased`] for when an attack counts;
@@ -49,7 +50,7 @@ pub fn classify(before: &Position, after: &Position) -> MoveKind {
     let Some(again) = null_move(after) else {
         return MoveKind::Idle;
     };
-    if threatens_mate(&again) {
+    if threatens_mate(&again) && !threatens_mate(before) {
         return MoveKind::MateThreat;
     }
     let new = chased(&again) & !chased(before);
