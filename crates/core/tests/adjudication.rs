@@ -202,6 +202,21 @@ fn check_and_chase_in_turn_loses() {
 }
 
 #[test]
+fn perpetual_mate_threats_lose() {
+    // 长杀 (25.2, 28.11): the red chariot a8 holds the eighth rank; the chariot b2 goes to
+    // c2 threatening c2c9 mate, the black horse b5 blocks the c-file from c3, the chariot
+    // returns to b2 threatening b2b9 mate, the horse blocks the b-file again from b5.
+    // Every red move makes a new mate-in-one threat; black's parries are idle.
+    let fen = "4k4/R8/9/9/1n7/9/9/1R7/9/5K3 w - - 0 1";
+    let moves = "b2c2 b5c3 c2b2 c3b5";
+    assert_eq!(game(fen, &cycle(moves, 2)).first_ending(), None);
+    assert_eq!(
+        game(fen, &cycle(moves, 3)).first_ending(),
+        ended(12, Some(Color::Black), Reason::PerpetualMateThreat)
+    );
+}
+
+#[test]
 fn soldier_chasing_is_idle() {
     // Red crossed soldier d6, black cannon e7, generals d9 and f0. The soldier steps
     // d6-e6 (attacking e7), the cannon flees to d7, the soldier steps back to d6
