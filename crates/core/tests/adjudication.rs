@@ -356,3 +356,47 @@ fn the_first_ending_is_kept_when_play_goes_on() {
     assert_eq!(g.first_ending(), ended(8, None, Reason::RepetitionDraw));
     assert_eq!(g.outcome(), Some(Outcome::draw(Reason::RepetitionDraw)));
 }
+
+// --- Consistency over random games --------------------------------------------------------
+
+/// Seeded random games under the search rules (every repetition judged at once, so
+/// cycles and their analysis are frequent): the game stops at the first ending found by
+/// `adjudicate` after each move, which must be the ending `first_ending` finds, and
+/// taking every move back must restore every earlier position.
+#[test]
+fn random_games_end_where_first_ending_says() {
+    use rand::{SeedableRng, seq::IndexedRandom};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+    let mut reasons = std::collections::BTreeSet::new();
+    for _ in 0..1000 {
+        let mut g = Game::with_config(Position::startpos(), GameConfig::SEARCH);
+        let mut positions = vec![g.position().clone()];
+        let outcome = loop {
+            let moves = g.position().legal_moves();
+            let m = *moves.choose(&mut rng).expect("the game has not ended");
+            g.play(m).expect("a generated move is legal");
+            positions.push(g.position().clone());
+            if let Some(o) = g.adjudicate() {
+                break o;
+            }
+        };
+        reasons.insert(outcome.reason.name());
+        let ply = g.ply();
+        assert_eq!(g.first_ending(), Some(Ending { ply, outcome }));
+        while g.undo().is_some() {
+            assert_eq!(g.position(), &positions[g.ply()]);
+        }
+    }
+    // The sample reaches the common endings, repetition verdicts included.
+    for r in [
+        "checkmate",
+        "repetition_draw",
+        "perpetual_check",
+        "perpetual_chase",
+    ] {
+        assert!(
+            reasons.contains(r),
+            "no random game ended by {r}: {reasons:?}"
+        );
+    }
+}

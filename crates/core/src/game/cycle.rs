@@ -100,7 +100,10 @@ pub(crate) fn judge(positions: &[&Position], moves: &[Move]) -> Outcome {
             MoveKind::Check | MoveKind::MateThreat => {}
             MoveKind::Idle => forbidden[u] = false,
             MoveKind::Chase(targets) => {
-                let mask = targets.fold(0u16, |acc, sq| acc | 1 << ids[sq.index()]);
+                // Every piece has an id below 16 (at most 16 a side, none captured).
+                let mask = targets
+                    .filter(|sq| ids[sq.index()] < 16)
+                    .fold(0u16, |acc, sq| acc | 1 << ids[sq.index()]);
                 chased_ids[u] &= mask;
                 if chased_ids[u] == 0 {
                     forbidden[u] = false;
