@@ -190,6 +190,20 @@ pub struct NewRecord {
     pub root_wdl: [f32; 3],
 }
 
+/// The search targets of one ply of a finished game, for
+/// [`Chunk::add_game_with_targets`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct PlyTarget<'a> {
+    /// Moves played before the position (0 = the game's start).
+    pub ply: u16,
+    /// The visit distribution (see [`quantize_policy`]).
+    pub policy: &'a [PolicyEntry],
+    /// Root value `[win, draw, loss]` for the side to move (zeros without a search).
+    pub root_wdl: [f32; 3],
+    /// Training weight (1.0 normal; e.g. 0 for cheap playout-cap searches).
+    pub weight: f32,
+}
+
 /// Provenance written in every chunk header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChunkMeta {
@@ -326,6 +340,80 @@ impl Chunk {
         self.policy.extend_from_slice(policy);
         self.records.push(full);
         Ok(())
+    }
+
+    /// Adds a finished game with a record per target, replaying the game once. The
+    /// result for each record's side to move follows from `outcome` (`None`: no value
+    /// target) and plies left from the game's length. All or nothing: on error the
+    /// chunk is left as it was.
+    ///
+    /// # Errors
+    /// As [`Chunk::add_game`] and [`Chunk::add_record`].
+    pub fn add_game_with_targets(
+        &mut self,
+        start: Position,
+        moves: Vec<Move>,
+        outcome: Option<Outcome>,
+        targets: &[PlyTarget<'_>],
+    ) -> Result<u32, RecordError> {
+        let (games, records, policy) = (self.games.len(), self.records.len(), self.policy.len());
+        let result = self.add_game_targets_inner(start, moves, outcome, targets);
+        if result.is_err() {
+            self.games.truncate(games);
+            self.records.truncate(records);
+            self.policy.truncate(policy);
+        }
+        result
+    }
+
+    fn add_game_targets_inner(
+        &mut self,
+        start: Position,
+        moves: Vec<Move>,
+        outcome: Option<Outcome>,
+        targets: &[PlyTarget<'_>],
+    ) -> Result<u32, RecordError> {
+        let game = self.add_game(start, moves)?;
+        let mut order: Vec<usize> = (0..targets.len()).collect();
+        order.sort_by_key(|&i| targets[i].ply);
+        let g = &self.games[game as usize];
+        let n = g.moves.len();
+        let mut pos = g.start.clone();
+        let mut at = 0;
+        let mut staged = Vec::with_capacity(targets.len());
+        for i in order {
+            let t = &targets[i];
+            let record = self.records.len() + staged.len();
+            let ply = usize::from(t.ply);
+            if ply > n {
+                return Err(RecordError::PlyPastEnd { record, game, ply: t.ply, len: n });
+            }
+            while at < ply {
+                pos.play_unchecked(g.moves[at]);
+                at += 1;
+            }
+            let policy_len = u16::try_from(t.policy.len())
+                .map_err(|_| RecordError::PolicyTooLong { record, len: t.policy.len() })?;
+            let rec = PositionRecord {
+                game,
+                ply: t.ply,
+                result: outcome.map(|o| o.for_side(pos.turn())),
+                plies_left: (n - ply) as u16,
+                weight: t.weight,
+                root_wdl: t.root_wdl,
+                policy_start: 0,
+                policy_len,
+            };
+            check_record_at(record, &rec, &pos, t.policy)?;
+            staged.push((rec, t.policy));
+        }
+        for (mut rec, policy) in staged {
+            rec.policy_start = u32::try_from(self.policy.len())
+                .map_err(|_| RecordError::TooLarge { what: "more than 2^32 policy entries".into() })?;
+            self.policy.extend_from_slice(policy);
+            self.records.push(rec);
+        }
+        Ok(game)
     }
 
     /// The policy entries of a record.

@@ -12,7 +12,7 @@ use xq_core::{Move, Position};
 
 use crate::{
     pgn::PgnGame,
-    record::{Chunk, ChunkMeta, NewRecord, PolicyEntry, RecordError},
+    record::{Chunk, ChunkMeta, PlyTarget, PolicyEntry, RecordError},
 };
 
 /// How games are split.
@@ -97,27 +97,68 @@ pub fn add_game(
     moves: &[Move],
     result: Option<crate::Outcome>,
 ) -> Result<(), RecordError> {
-    let n = moves.len();
-    let game = chunk.add_game(start.clone(), moves.to_vec())?;
-    let mut turn = start.turn();
-    for (ply, &mv) in moves.iter().enumerate() {
-        // add_game checked the length fits in u16.
-        let rec = NewRecord {
-            game,
-            ply: ply as u16,
-            result: result.map(|o| o.for_side(turn)),
-            plies_left: (n - ply) as u16,
-            weight: 1.0,
+    let policies: Vec<[PolicyEntry; 1]> = moves
+        .iter()
+        .map(|&mv| [PolicyEntry { mv, weight: u16::MAX }])
+        .collect();
+    let targets: Vec<PlyTarget<'_>> = policies
+        .iter()
+        .enumerate()
+        .map(|(ply, policy)| PlyTarget {
+            // Longer games are refused by add_game_with_targets before this matters.
+            ply: ply.min(usize::from(u16::MAX)) as u16,
+            policy,
             root_wdl: [0.0; 3],
-        };
-        chunk.add_record(
-            rec,
-            &[PolicyEntry {
-                mv,
-                weight: u16::MAX,
-            }],
-        )?;
-        turn = turn.other();
-    }
+            weight: 1.0,
+        })
+        .collect();
+    chunk.add_game_with_targets(start.clone(), moves.to_vec(), result, &targets)?;
     Ok(())
+}
+
+/// A game of a PGN file that could not be read, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{}: {error}", path.display())]
+pub struct SkippedGame {
+    pub path: std::path::PathBuf,
+    pub error: crate::pgn::PgnError,
+}
+
+/// Why PGN files could not be turned into training data at all.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read {}: {source}", path.display())]
+    Io {
+        path: std::path::PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Record(#[from] RecordError),
+}
+
+/// Reads PGN files (UTF-8) into split supervised data. Games that fail to parse are
+/// skipped and returned, each naming its file and line, so one bad game does not stop
+/// training on a collection.
+///
+/// # Errors
+/// A file that cannot be read, or a game too long for the chunk format.
+pub fn load_pgn_files(
+    paths: &[std::path::PathBuf],
+    meta: &ChunkMeta,
+    split: &SplitConfig,
+) -> Result<(SupervisedData, Vec<SkippedGame>), LoadError> {
+    let mut games = Vec::new();
+    let mut skipped = Vec::new();
+    for path in paths {
+        let text = std::fs::read_to_string(path)
+            .map_err(|source| LoadError::Io { path: path.clone(), source })?;
+        for game in crate::pgn::read_pgn(&text) {
+            match game {
+                Ok(g) => games.push(g),
+                Err(error) => skipped.push(SkippedGame { path: path.clone(), error }),
+            }
+        }
+    }
+    Ok((games_to_chunks(&games, meta, split)?, skipped))
 }
