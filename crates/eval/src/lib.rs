@@ -24,8 +24,17 @@
 //! assert_eq!(sprt.evaluate(&pairs).decision, SprtDecision::Continue);
 //! ```
 
+pub mod alphabeta;
+pub mod clock;
+pub mod control;
+pub mod matches;
+pub mod openings;
+pub mod player;
+pub mod referee;
 pub mod result;
+pub mod spec;
 pub mod stats;
 pub mod tournament;
+pub mod ucci;
 
 pub use result::{GameRecord, GameResult};

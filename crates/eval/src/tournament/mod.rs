@@ -36,6 +36,7 @@
 pub mod berger;
 mod crosstable;
 mod knockout;
+pub mod runner;
 mod standings;
 mod swiss;
 

@@ -1,0 +1,343 @@
+//! Matches between two players: paired openings, concurrency, statistics, SPRT.
+//!
+//! Games are played in colour-reversed pairs on the same opening (pair `i` uses opening
+//! `i mod n`; in its first game player A has Red). Several pairs run at once, each
+//! worker thread with its own player instances, and every game gets a seed derived from
+//! the match seed and its index, so with node or depth limits the results do not depend
+//! on the number of workers. After each finished pair the pentanomial statistics are
+//! updated and, with an SPRT configured, the match stops as soon as it is decided
+//! (pairs already under way are finished and counted).
+
+use std::{
+    fs::OpenOptions,
+    io::Write,
+    path::PathBuf,
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, AtomicUsize, Ordering},
+        mpsc,
+    },
+    thread,
+};
+
+use crate::{
+    GameResult,
+    stats::{EloEstimate, Pentanomial, SprtConfig, SprtDecision, SprtStatus, Trinomial},
+};
+use xq_core::Color;
+
+use crate::{
+    openings::Opening,
+    player::{Player, PlayerError},
+    referee::{GameSettings, PlayedGame, play_game, to_pgn},
+};
+
+/// Builds a fresh instance of a player (one per worker thread).
+pub type PlayerFactory<'a> = dyn Fn() -> Result<Box<dyn Player>, PlayerError> + Sync + 'a;
+
+/// How a match is played.
+#[derive(Debug, Clone)]
+pub struct MatchConfig {
+    /// Most games to play (rounded up to whole pairs).
+    pub games: usize,
+    /// Pairs played at once.
+    pub concurrency: usize,
+    pub settings: GameSettings,
+    pub openings: Vec<Opening>,
+    pub sprt: Option<SprtConfig>,
+    pub seed: u64,
+    /// Append every game to this PGN file as it finishes.
+    pub pgn_out: Option<PathBuf>,
+    pub event: String,
+}
+
+/// Where a match stands, after each finished pair.
+#[derive(Debug, Clone)]
+pub struct MatchStatus {
+    pub a: String,
+    pub b: String,
+    /// Results from A's point of view.
+    pub games: Trinomial,
+    pub pairs: Pentanomial,
+    pub elo: Option<EloEstimate>,
+    pub los: f64,
+    pub sprt: Option<SprtStatus>,
+    pub planned_games: usize,
+}
+
+impl MatchStatus {
+    /// One progress line: `A vs B: 12-3-5 (65.0%) Elo +108 ± 95, LOS 99.1%, LLR 1.2 [-2.9, 2.9]`.
+    pub fn line(&self) -> String {
+        let g = &self.games;
+        let mut s = format!(
+            "{} vs {}: +{} ={} -{} ({}/{} games)",
+            self.a,
+            self.b,
+            g.wins,
+            g.draws,
+            g.losses,
+            g.wins + g.draws + g.losses,
+            self.planned_games
+        );
+        if let Some(score) = g.score() {
+            s += &format!(" score {:.1}%", 100.0 * score);
+        }
+        if let Some(e) = &self.elo {
+            s += &format!(" Elo {:+.0} ± {:.0}", e.elo, e.error_margin());
+        }
+        s += &format!(" LOS {:.1}%", 100.0 * self.los);
+        if let Some(t) = &self.sprt {
+            s += &format!(" LLR {:.2} [{:.2}, {:.2}]", t.llr, t.lower, t.upper);
+        }
+        s
+    }
+}
+
+/// The finished match.
+#[derive(Debug, Clone)]
+pub struct MatchReport {
+    pub status: MatchStatus,
+    /// Every game, in the order of their index (pair-major).
+    pub games: Vec<PlayedGame>,
+    /// The SPRT's decision, if one was configured.
+    pub decision: Option<SprtDecision>,
+}
+
+/// What can stop a match from being played at all.
+#[derive(Debug, thiserror::Error)]
+pub enum MatchError {
+    #[error("no openings to play")]
+    NoOpenings,
+    #[error("cannot create player: {0}")]
+    Player(#[from] PlayerError),
+    #[error("cannot write PGN {path}: {source}")]
+    Pgn {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+}
+
+/// A's result in a game where A had `a_color`.
+fn result_for(game: &PlayedGame, a_color: Color) -> GameResult {
+    match game.winner {
+        None => GameResult::Draw,
+        Some(w) if w == a_color => GameResult::Win,
+        Some(_) => GameResult::Loss,
+    }
+}
+
+/// Seed of game `index` of a match seeded `seed` (SplitMix64 of both).
+pub fn game_seed(seed: u64, index: usize) -> u64 {
+    let mut z = seed ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+/// Plays a match between `a` and `b`; `progress` is called after every finished pair.
+///
+/// # Errors
+/// If there are no openings, a player cannot be created, or the PGN file cannot be
+/// written. Player failures during games are forfeits, not errors.
+pub fn run_match(
+    a: &PlayerFactory<'_>,
+    b: &PlayerFactory<'_>,
+    config: &MatchConfig,
+    progress: &mut dyn FnMut(&MatchStatus),
+) -> Result<MatchReport, MatchError> {
+    if config.openings.is_empty() {
+        return Err(MatchError::NoOpenings);
+    }
+    let pairs_planned = config.games.div_ceil(2).max(1);
+    let workers = config.concurrency.clamp(1, pairs_planned);
+    // Create the first instances here so that a broken player is an error, not a
+    // match of forfeits.
+    let mut first: Vec<(Box<dyn Player>, Box<dyn Player>)> = Vec::new();
+    for _ in 0..workers {
+        first.push((a()?, b()?));
+    }
+    let (a_name, b_name) = (first[0].0.name(), first[0].1.name());
+    let mut pgn = match &config.pgn_out {
+        Some(path) => Some(
+            OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(path)
+                .map_err(|source| MatchError::Pgn {
+                    path: path.clone(),
+                    source,
+                })?,
+        ),
+        None => None,
+    };
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let (tx, rx) = mpsc::channel::<(usize, PlayedGame, PlayedGame)>();
+    let slots = Arc::new(Mutex::new(first));
+    let mut status = MatchStatus {
+        a: a_name,
+        b: b_name,
+        games: Trinomial::default(),
+        pairs: Pentanomial::default(),
+        elo: None,
+        los: 0.5,
+        sprt: None,
+        planned_games: pairs_planned * 2,
+    };
+    let mut games: Vec<(usize, PlayedGame)> = Vec::new();
+    let mut decision = None;
+    let mut write_error = None;
+    thread::scope(|scope| {
+        for _ in 0..workers {
+            let tx = tx.clone();
+            let (next, stop, slots) = (&next, &stop, slots.clone());
+            scope.spawn(move || {
+                let (mut pa, mut pb) = slots
+                    .lock()
+                    .expect("slots")
+                    .pop()
+                    .expect("one slot per worker");
+                loop {
+                    let i = next.fetch_add(1, Ordering::SeqCst);
+                    if i >= pairs_planned || stop.load(Ordering::SeqCst) {
+                        break;
+                    }
+                    let opening = &config.openings[i % config.openings.len()];
+                    let g1 = play_game(
+                        pa.as_mut(),
+                        pb.as_mut(),
+                        &opening.start,
+                        &opening.moves,
+                        &config.settings,
+                        game_seed(config.seed, 2 * i),
+                    );
+                    let g2 = play_game(
+                        pb.as_mut(),
+                        pa.as_mut(),
+                        &opening.start,
+                        &opening.moves,
+                        &config.settings,
+                        game_seed(config.seed, 2 * i + 1),
+                    );
+                    if tx.send((i, g1, g2)).is_err() {
+                        break;
+                    }
+                }
+            });
+        }
+        drop(tx);
+        for (i, g1, g2) in rx {
+            let r1 = result_for(&g1, Color::Red);
+            let r2 = result_for(&g2, Color::Black);
+            status.games.record(r1);
+            status.games.record(r2);
+            status.pairs.record_pair(r1, r2);
+            status.elo = status.pairs.estimate(0.95).ok().flatten();
+            status.los = status.pairs.los();
+            if let Some(sprt) = &config.sprt {
+                let s = sprt.evaluate(&status.pairs);
+                if decision.is_none() && s.decision != SprtDecision::Continue {
+                    decision = Some(s.decision);
+                    stop.store(true, Ordering::SeqCst);
+                }
+                status.sprt = Some(s);
+            }
+            if let Some(file) = &mut pgn {
+                for (k, g) in [(0, &g1), (1, &g2)] {
+                    let text = to_pgn(g, &config.event, &format!("{}.{}", i + 1, k + 1), &[]);
+                    if let Err(e) = file.write_all(text.as_bytes()).and_then(|()| file.flush()) {
+                        write_error.get_or_insert(e);
+                        stop.store(true, Ordering::SeqCst);
+                    }
+                }
+            }
+            games.push((2 * i, g1));
+            games.push((2 * i + 1, g2));
+            progress(&status);
+        }
+    });
+    if let (Some(source), Some(path)) = (write_error, &config.pgn_out) {
+        return Err(MatchError::Pgn {
+            path: path.clone(),
+            source,
+        });
+    }
+    games.sort_by_key(|g| g.0);
+    if config.sprt.is_some() && decision.is_none() {
+        decision = Some(SprtDecision::Continue);
+    }
+    Ok(MatchReport {
+        status,
+        games: games.into_iter().map(|g| g.1).collect(),
+        decision,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        clock::TimeControl,
+        openings,
+        player::{AlphaBetaPlayer, RandomPlayer},
+    };
+
+    fn config(games: usize, concurrency: usize) -> MatchConfig {
+        MatchConfig {
+            games,
+            concurrency,
+            settings: GameSettings {
+                time_control: TimeControl::Depth(1),
+                max_plies: 200,
+                ..GameSettings::default()
+            },
+            openings: openings::builtin(),
+            sprt: None,
+            seed: 42,
+            pgn_out: None,
+            event: "test".into(),
+        }
+    }
+
+    fn random() -> Result<Box<dyn Player>, PlayerError> {
+        Ok(Box::new(RandomPlayer::new()))
+    }
+
+    fn alphabeta() -> Result<Box<dyn Player>, PlayerError> {
+        Ok(Box::new(AlphaBetaPlayer::new(1, 1)))
+    }
+
+    #[test]
+    fn results_do_not_depend_on_concurrency() {
+        let one = run_match(&random, &random, &config(8, 1), &mut |_| {}).unwrap();
+        let two = run_match(&random, &random, &config(8, 3), &mut |_| {}).unwrap();
+        let moves = |r: &MatchReport| r.games.iter().map(|g| g.moves.clone()).collect::<Vec<_>>();
+        assert_eq!(moves(&one), moves(&two));
+        assert_eq!(one.games.len(), 8);
+        // Colours alternate within a pair.
+        assert_eq!(one.games[0].red, "random");
+    }
+
+    #[test]
+    fn sprt_stops_a_lopsided_match_early() {
+        let mut cfg = config(400, 2);
+        cfg.sprt = Some(SprtConfig::new(0.0, 50.0, 0.05, 0.05).unwrap());
+        let report = run_match(&alphabeta, &random, &cfg, &mut |_| {}).unwrap();
+        assert_eq!(report.decision, Some(SprtDecision::AcceptH1));
+        assert!(report.games.len() < 400, "{} games", report.games.len());
+        assert!(report.status.games.wins > report.status.games.losses);
+    }
+
+    #[test]
+    fn pgn_file_gets_every_game() {
+        let dir = std::env::temp_dir().join(format!("xqz-match-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("games.pgn");
+        let _ = std::fs::remove_file(&path);
+        let mut cfg = config(4, 2);
+        cfg.pgn_out = Some(path.clone());
+        run_match(&random, &alphabeta, &cfg, &mut |_| {}).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(text.matches("[Variant \"xiangqi\"]").count(), 4);
+    }
+}

@@ -1,0 +1,267 @@
+//! Player specifications: the text form that names a player on the command line, in
+//! tournament configs and in reports.
+//!
+//! `KIND[:ARG,key=value,...]`:
+//! - `random`, `greedy`: the baselines;
+//! - `alphabeta[:depth=N,hash=MB]`: the built-in alpha-beta engine (default depth 3);
+//! - `ucci:PATH[,option.NAME=VALUE…][,name=NAME]`, `uci:PATH[,…][,ranks=1]`: an
+//!   external engine (`ranks=1` for engines whose UCI moves use ranks 1-10, as
+//!   Fairy-Stockfish does in UCI mode);
+//! - `fsf[:skill=N,depth=N]`: shorthand for Debian's Fairy-Stockfish over UCCI at a Skill
+//!   Level (default 20);
+//! - `player:DIR`: an exported xqzero player, run through its launcher over UCCI.
+//! - `net:CHECKPOINT[,visits=N]`: a network checkpoint with MCTS (in-process).
+
+use std::{fmt, path::PathBuf, str::FromStr};
+
+use crate::ucci::client::{Dialect, EngineConfig};
+
+/// Debian's Fairy-Stockfish.
+pub const FAIRY_STOCKFISH: &str = "/usr/games/fairy-stockfish";
+
+/// A parsed player specification.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PlayerSpec {
+    Random,
+    Greedy,
+    AlphaBeta {
+        depth: u32,
+        hash_mb: usize,
+    },
+    Engine(EngineConfig),
+    /// An exported player directory.
+    Exported(PathBuf),
+    /// A network checkpoint searched with MCTS.
+    Net {
+        checkpoint: PathBuf,
+        visits: u32,
+    },
+}
+
+/// A specification that could not be read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("invalid player {spec:?}: {why}")]
+pub struct ParseSpecError {
+    pub spec: String,
+    pub why: String,
+}
+
+impl FromStr for PlayerSpec {
+    type Err = ParseSpecError;
+
+    fn from_str(s: &str) -> Result<PlayerSpec, ParseSpecError> {
+        let err = |why: String| ParseSpecError {
+            spec: s.to_owned(),
+            why,
+        };
+        let (kind, args) = match s.trim().split_once(':') {
+            Some((k, a)) => (k, a),
+            None => (s.trim(), ""),
+        };
+        let mut positional = Vec::new();
+        let mut pairs = Vec::new();
+        for part in args.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            match part.split_once('=') {
+                Some((k, v)) => pairs.push((k.trim().to_owned(), v.trim().to_owned())),
+                None => positional.push(part.to_owned()),
+            }
+        }
+        let number = |key: &str, v: &str, min: u64, max: u64| -> Result<u64, ParseSpecError> {
+            match v.parse::<u64>() {
+                Ok(n) if (min..=max).contains(&n) => Ok(n),
+                _ => Err(err(format!(
+                    "{key} must be a number in {min}..={max}, got {v:?}"
+                ))),
+            }
+        };
+        let no_positional = |positional: &[String]| -> Result<(), ParseSpecError> {
+            match positional.first() {
+                Some(p) => Err(err(format!("unexpected argument {p:?}"))),
+                None => Ok(()),
+            }
+        };
+        match kind {
+            "random" | "greedy" => {
+                no_positional(&positional)?;
+                if let Some((k, _)) = pairs.first() {
+                    return Err(err(format!("{kind} takes no option {k:?}")));
+                }
+                Ok(if kind == "random" {
+                    PlayerSpec::Random
+                } else {
+                    PlayerSpec::Greedy
+                })
+            }
+            "alphabeta" => {
+                no_positional(&positional)?;
+                let (mut depth, mut hash_mb) = (3, 16);
+                for (k, v) in &pairs {
+                    match k.as_str() {
+                        "depth" => depth = number(k, v, 1, 64)? as u32,
+                        "hash" => hash_mb = number(k, v, 1, 4096)? as usize,
+                        _ => {
+                            return Err(err(format!(
+                                "unknown alphabeta option {k:?} (depth, hash)"
+                            )));
+                        }
+                    }
+                }
+                Ok(PlayerSpec::AlphaBeta { depth, hash_mb })
+            }
+            "ucci" | "uci" | "fsf" => {
+                let dialect = if kind == "uci" {
+                    Dialect::Uci
+                } else {
+                    Dialect::Ucci
+                };
+                let command = if kind == "fsf" {
+                    no_positional(&positional)?;
+                    FAIRY_STOCKFISH.to_owned()
+                } else {
+                    match positional.as_slice() {
+                        [p] => p.clone(),
+                        [] => {
+                            return Err(err(format!(
+                                "{kind} needs the engine's path: {kind}:PATH"
+                            )));
+                        }
+                        _ => return Err(err("more than one engine path".into())),
+                    }
+                };
+                let mut cfg = EngineConfig::new(command, dialect);
+                let mut skill = None;
+                for (k, v) in &pairs {
+                    if let Some(opt) = k.strip_prefix("option.") {
+                        cfg.options.push((opt.to_owned(), v.clone()));
+                        continue;
+                    }
+                    match (kind, k.as_str()) {
+                        (_, "name") => cfg.name = Some(v.clone()),
+                        ("uci", "ranks") => match v.as_str() {
+                            "0" => cfg.one_based_ranks = false,
+                            "1" => cfg.one_based_ranks = true,
+                            _ => return Err(err("ranks must be 0 or 1".into())),
+                        },
+                        ("fsf", "skill") => skill = Some(number(k, v, 0, 20)? as i64),
+                        _ => return Err(err(format!("unknown {kind} option {k:?}"))),
+                    }
+                }
+                if kind == "fsf" {
+                    let skill = skill.unwrap_or(20);
+                    cfg.options.push(("Skill_Level".into(), skill.to_string()));
+                    cfg.name.get_or_insert_with(|| format!("fsf-skill{skill}"));
+                }
+                Ok(PlayerSpec::Engine(cfg))
+            }
+            "player" => match positional.as_slice() {
+                [p] if pairs.is_empty() => Ok(PlayerSpec::Exported(PathBuf::from(p))),
+                _ => Err(err("player needs exactly one directory: player:DIR".into())),
+            },
+            "net" => {
+                let checkpoint = match positional.as_slice() {
+                    [p] => PathBuf::from(p),
+                    _ => return Err(err("net needs exactly one checkpoint path: net:PATH".into())),
+                };
+                let mut visits = 200;
+                for (k, v) in &pairs {
+                    match k.as_str() {
+                        "visits" => visits = number(k, v, 1, 10_000_000)? as u32,
+                        _ => return Err(err(format!("unknown net option {k:?} (visits)"))),
+                    }
+                }
+                Ok(PlayerSpec::Net { checkpoint, visits })
+            }
+            "" => Err(err("empty player specification".into())),
+            other => Err(err(format!(
+                "unknown player kind {other:?} (random, greedy, alphabeta, ucci, uci, fsf, player, net)"
+            ))),
+        }
+    }
+}
+
+impl fmt::Display for PlayerSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PlayerSpec::Random => f.write_str("random"),
+            PlayerSpec::Greedy => f.write_str("greedy"),
+            PlayerSpec::AlphaBeta { depth, hash_mb } => {
+                write!(f, "alphabeta:depth={depth},hash={hash_mb}")
+            }
+            PlayerSpec::Engine(cfg) => {
+                let kind = match cfg.dialect {
+                    Dialect::Ucci => "ucci",
+                    Dialect::Uci => "uci",
+                };
+                write!(f, "{kind}:{}", cfg.command.display())?;
+                for (k, v) in &cfg.options {
+                    write!(f, ",option.{k}={v}")?;
+                }
+                if cfg.one_based_ranks {
+                    f.write_str(",ranks=1")?;
+                }
+                if let Some(n) = &cfg.name {
+                    write!(f, ",name={n}")?;
+                }
+                Ok(())
+            }
+            PlayerSpec::Exported(dir) => write!(f, "player:{}", dir.display()),
+            PlayerSpec::Net { checkpoint, visits } => {
+                write!(f, "net:{},visits={visits}", checkpoint.display())
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn specs_round_trip_through_text() {
+        for text in [
+            "random",
+            "greedy",
+            "alphabeta:depth=4,hash=8",
+            "ucci:/usr/games/fairy-stockfish,option.Skill_Level=3,name=fsf3",
+            "uci:/opt/pikafish,option.Threads=1",
+            "uci:/usr/games/fairy-stockfish,option.UCI_Variant=xiangqi,ranks=1",
+            "player:/tmp/exported",
+            "net:/runs/a/models/accepted.safetensors,visits=50",
+        ] {
+            let spec: PlayerSpec = text.parse().unwrap();
+            assert_eq!(spec.to_string(), text);
+        }
+        assert_eq!(
+            "alphabeta".parse::<PlayerSpec>().unwrap(),
+            PlayerSpec::AlphaBeta {
+                depth: 3,
+                hash_mb: 16
+            }
+        );
+        let PlayerSpec::Engine(cfg) = "fsf:skill=5".parse().unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            cfg.options,
+            vec![("Skill_Level".to_owned(), "5".to_owned())]
+        );
+        assert_eq!(cfg.name.as_deref(), Some("fsf-skill5"));
+    }
+
+    #[test]
+    fn bad_specs_name_the_problem() {
+        for (text, needle) in [
+            ("", "empty"),
+            ("randm", "unknown player kind"),
+            ("alphabeta:depth=0", "depth must be"),
+            ("alphabeta:speed=3", "unknown alphabeta option"),
+            ("ucci", "needs the engine's path"),
+            ("fsf:skill=99", "skill must be"),
+            ("random:depth=3", "takes no option"),
+            ("net:a,b", "exactly one checkpoint"),
+        ] {
+            let e = text.parse::<PlayerSpec>().unwrap_err().to_string();
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+    }
+}

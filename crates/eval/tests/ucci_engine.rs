@@ -1,0 +1,221 @@
+//! The UCCI engine: golden transcripts of whole sessions, `stop` latency, robustness
+//! against bad input, and legality of every `bestmove`.
+//!
+//! Transcript files (`tests/data/ucci/*.txt`): `> line` is sent to the engine, `< line`
+//! is an expected output line, `#` starts a comment. `info depth …` lines are not
+//! compared (their timing fields vary); everything else must match exactly and in
+//! order. After a `go` without `infinite` or `ponder` the harness waits for the search
+//! to finish before sending the next line, as a GUI would.
+
+use std::{
+    io::Write,
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use rand::{Rng, SeedableRng};
+use xq_core::Position;
+use xq_eval::ucci::{
+    baseline::AlphaBetaBackend,
+    engine::{Engine, Output},
+};
+
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Buffer {
+    fn lines(&self) -> Vec<String> {
+        String::from_utf8_lossy(&self.0.lock().unwrap())
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+fn engine() -> (Engine, Buffer) {
+    let buf = Buffer::default();
+    (
+        Engine::new(Box::new(AlphaBetaBackend::new()), Output::new(buf.clone())),
+        buf,
+    )
+}
+
+fn wait_idle(e: &mut Engine) {
+    let t = Instant::now();
+    while e.is_searching() {
+        assert!(
+            t.elapsed() < Duration::from_secs(30),
+            "search did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn run_transcript(name: &str, text: &str) {
+    let (mut e, buf) = engine();
+    let mut expected = Vec::new();
+    let mut quit = false;
+    for line in text.lines() {
+        if let Some(cmd) = line.strip_prefix("> ") {
+            assert!(!quit, "{name}: input after quit");
+            let blocking_go =
+                cmd.starts_with("go") && !cmd.contains("infinite") && !cmd.contains("ponder");
+            if !e.handle_line(cmd) {
+                quit = true;
+                continue;
+            }
+            if blocking_go || cmd.starts_with("stop") || cmd.starts_with("ponderhit") {
+                wait_idle(&mut e);
+            }
+        } else if let Some(out) = line.strip_prefix("< ") {
+            expected.push(out.to_owned());
+        } else if line == "<" {
+            expected.push(String::new());
+        }
+    }
+    wait_idle(&mut e);
+    let got: Vec<String> = buf
+        .lines()
+        .into_iter()
+        .filter(|l| !l.starts_with("info depth"))
+        .collect();
+    assert_eq!(got, expected, "transcript {name}");
+}
+
+#[test]
+fn golden_transcripts() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ucci");
+    let mut n = 0;
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        let text = std::fs::read_to_string(&path).unwrap();
+        run_transcript(&path.display().to_string(), &text);
+        n += 1;
+    }
+    assert!(n >= 5, "only {n} transcripts");
+}
+
+#[test]
+fn stop_is_answered_within_50_ms() {
+    let (mut e, buf) = engine();
+    e.handle_line("ucci");
+    e.handle_line("position startpos");
+    let mut worst = Duration::ZERO;
+    for _ in 0..5 {
+        e.handle_line("go infinite");
+        std::thread::sleep(Duration::from_millis(100));
+        let t = Instant::now();
+        e.handle_line("stop");
+        worst = worst.max(t.elapsed());
+        assert!(buf.lines().last().unwrap().starts_with("bestmove "));
+    }
+    assert!(worst < Duration::from_millis(50), "stop took {worst:?}");
+}
+
+#[test]
+fn isready_is_answered_while_searching() {
+    let (mut e, buf) = engine();
+    e.handle_line("ucci");
+    e.handle_line("go infinite");
+    std::thread::sleep(Duration::from_millis(20));
+    e.handle_line("isready");
+    assert_eq!(buf.lines().last().map(String::as_str), Some("readyok"));
+    assert!(e.is_searching());
+    e.handle_line("stop");
+}
+
+#[test]
+fn bestmove_is_legal_in_random_positions() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(5);
+    let (mut e, buf) = engine();
+    e.handle_line("ucci");
+    for _ in 0..60 {
+        let mut pos = Position::startpos();
+        let mut moves = Vec::new();
+        for _ in 0..rng.random_range(0..60) {
+            let legal = pos.legal_moves();
+            if legal.is_empty() {
+                break;
+            }
+            let m = legal[rng.random_range(0..legal.len())];
+            pos.play_unchecked(m);
+            moves.push(m.to_string());
+        }
+        e.handle_line(&format!("position startpos moves {}", moves.join(" ")));
+        e.handle_line("go depth 2");
+        wait_idle(&mut e);
+        let last = buf.lines().last().unwrap().clone();
+        if pos.has_legal_move() {
+            let m = last.split_whitespace().nth(1).unwrap();
+            assert!(pos.parse_iccs(m).is_ok(), "{last} in {}", pos.fen());
+        } else {
+            assert_eq!(last, "nobestmove");
+        }
+    }
+}
+
+#[test]
+fn random_command_lines_never_stop_the_engine() {
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(17);
+    let words = [
+        "position",
+        "fen",
+        "startpos",
+        "moves",
+        "h2e2",
+        "h9g7",
+        "a0a9",
+        "go",
+        "depth",
+        "1",
+        "nodes",
+        "50",
+        "banmoves",
+        "setoption",
+        "hashsize",
+        "x",
+        "isready",
+        "probe",
+        "time",
+        "-3",
+        "ponderhit",
+        "draw",
+        "9/9",
+        "w",
+        "usemillisec",
+        "true",
+    ];
+    let (mut e, buf) = engine();
+    e.handle_line("ucci");
+    for _ in 0..2000 {
+        let n = rng.random_range(0..7);
+        let line: Vec<&str> = (0..n)
+            .map(|_| words[rng.random_range(0..words.len())])
+            .collect();
+        let line = line.join(" ");
+        if line.contains("go") {
+            // Keep searches short.
+            e.handle_line("position startpos");
+            e.handle_line("go depth 1");
+        } else {
+            assert!(e.handle_line(&line));
+        }
+        wait_idle(&mut e);
+    }
+    e.handle_line("isready");
+    assert_eq!(buf.lines().last().map(String::as_str), Some("readyok"));
+}
