@@ -1,6 +1,29 @@
 //! `xqz bench`: speed benchmarks of the pieces of xqzero.
+//!
+//! `xqz bench perft` measures single-threaded perft nodes/second on the starting
+//! position and on the 49 positions of `tests/data/bench49.tsv`, and in the same run
+//! the Debian Fairy-Stockfish's `go perft` on the same positions, so the ratio is
+//! measured under the same machine load. Both count the last ply in bulk (its moves are
+//! generated and counted, not played). Measurements alternate between the two engines
+//! position by position and are repeated; the report gives medians. The method and the
+//! recorded figures are in `docs/BENCHMARKS.md`.
 
-use anyhow::Result;
+use std::{
+    io::{BufRead, BufReader, Write},
+    path::PathBuf,
+    process::{Child, ChildStdin, ChildStdout, Command, Stdio},
+    time::Instant,
+};
+
+use anyhow::{Context, Result, bail, ensure};
+use xq_core::{Position, START_FEN, perft::perft};
+
+/// The 49 reference positions, built into the binary so the benchmark runs from any
+/// directory.
+const BENCH49: &str = include_str!("../../tests/data/bench49.tsv");
+
+/// Perft of the starting position at depths 0-6, to check the measured runs.
+const START_COUNTS: [u64; 7] = [1, 44, 1_920, 79_666, 3_290_240, 133_312_995, 5_392_831_844];
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -10,26 +33,310 @@ pub struct Args {
 
 #[derive(clap::Subcommand, Debug)]
 enum What {
-    /// Perft nodes/second, single-threaded.
-    Perft {
-        /// Depth for the starting position.
-        #[arg(long, default_value_t = 5)]
-        depth: u32,
-    },
+    /// Perft nodes/second, single-threaded, against Fairy-Stockfish's `go perft`.
+    Perft(PerftArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct PerftArgs {
+    /// Depth for the starting position.
+    #[arg(long, default_value_t = 5)]
+    depth: u32,
+    /// Depth for each position of the set (1-5; the set has counts for these).
+    #[arg(long, default_value_t = 4)]
+    set_depth: u32,
+    /// Measurements per position and engine; the report gives medians.
+    #[arg(long, default_value_t = 3)]
+    repeats: usize,
+    /// Tab-separated positions (`idx`, `fen`, `d1`..`d5`); default: the built-in bench49.
+    #[arg(long)]
+    positions: Option<PathBuf>,
+    /// The Fairy-Stockfish binary to compare with.
+    #[arg(long, default_value = "/usr/games/fairy-stockfish")]
+    fsf: PathBuf,
+    /// Measure xqzero only.
+    #[arg(long)]
+    no_fsf: bool,
 }
 
 pub fn run(args: Args) -> Result<()> {
     match args.what {
-        What::Perft { depth } => {
-            let pos = xq_core::Position::startpos();
-            let start = std::time::Instant::now();
-            let nodes = xq_core::perft::perft(&pos, depth);
-            let secs = start.elapsed().as_secs_f64();
-            println!(
-                "startpos depth {depth}: {nodes} nodes in {secs:.3} s = {:.1} Mnps",
-                nodes as f64 / secs / 1e6
-            );
-            Ok(())
+        What::Perft(a) => bench_perft(&a),
+    }
+}
+
+/// One benchmark position: its name, FEN, depth and expected count when known.
+struct Case {
+    name: String,
+    fen: String,
+    depth: u32,
+    nodes: Option<u64>,
+}
+
+fn load_cases(a: &PerftArgs) -> Result<Vec<Case>> {
+    ensure!(a.repeats > 0, "--repeats must be at least 1");
+    ensure!(
+        (1..=5).contains(&a.set_depth),
+        "--set-depth must be 1-5, not {}",
+        a.set_depth
+    );
+    let text = match &a.positions {
+        Some(p) => {
+            std::fs::read_to_string(p).with_context(|| format!("reading {}", p.display()))?
         }
+        None => BENCH49.to_string(),
+    };
+    let mut cases = vec![Case {
+        name: "start".into(),
+        fen: START_FEN.into(),
+        depth: a.depth,
+        nodes: START_COUNTS.get(a.depth as usize).copied(),
+    }];
+    for (i, line) in text.lines().enumerate().skip(1) {
+        if line.trim().is_empty() {
+            continue;
+        }
+        let cols: Vec<&str> = line.split('\t').collect();
+        let col = |k: usize| {
+            cols.get(k).copied().with_context(|| {
+                format!(
+                    "line {}: expected idx, fen, d1..d5 separated by tabs",
+                    i + 1
+                )
+            })
+        };
+        let fen = col(1)?;
+        Position::from_fen(fen).with_context(|| format!("line {}: bad FEN {fen:?}", i + 1))?;
+        let want = col(1 + a.set_depth as usize)?;
+        let nodes = want
+            .parse()
+            .with_context(|| format!("line {}: bad node count {want:?}", i + 1))?;
+        cases.push(Case {
+            name: format!("#{}", col(0)?),
+            fen: fen.to_string(),
+            depth: a.set_depth,
+            nodes: Some(nodes),
+        });
+    }
+    ensure!(cases.len() > 1, "no positions in the set");
+    Ok(cases)
+}
+
+/// Median of a non-empty list.
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+/// Seconds for xqzero's perft of one case (checking the count).
+fn time_ours(case: &Case) -> Result<(u64, f64)> {
+    let pos = Position::from_fen(&case.fen)?;
+    let start = Instant::now();
+    let nodes = perft(std::hint::black_box(&pos), case.depth);
+    let secs = start.elapsed().as_secs_f64();
+    if let Some(want) = case.nodes {
+        ensure!(
+            nodes == want,
+            "xqzero counts {nodes} at {} depth {}, expected {want}",
+            case.name,
+            case.depth
+        );
+    }
+    Ok((nodes, secs))
+}
+
+fn bench_perft(a: &PerftArgs) -> Result<()> {
+    let cases = load_cases(a)?;
+    let mut fsf = if a.no_fsf {
+        None
+    } else {
+        Some(Fsf::start(&a.fsf)?)
+    };
+    // Per case: our times and Fairy-Stockfish's times.
+    let mut ours: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+    let mut theirs: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
+    let mut counts = vec![0u64; cases.len()];
+    eprintln!(
+        "measuring {} positions, {} runs each{}",
+        cases.len(),
+        a.repeats,
+        if fsf.is_some() {
+            ", alternating with Fairy-Stockfish"
+        } else {
+            ""
+        }
+    );
+    for _ in 0..a.repeats {
+        for (i, case) in cases.iter().enumerate() {
+            let (nodes, secs) = time_ours(case)?;
+            counts[i] = nodes;
+            ours[i].push(secs);
+            if let Some(fsf) = fsf.as_mut() {
+                let (n, secs) = fsf.perft(&case.fen, case.depth)?;
+                ensure!(
+                    n == nodes,
+                    "Fairy-Stockfish counts {n} at {} depth {}, xqzero {nodes}",
+                    case.name,
+                    case.depth
+                );
+                theirs[i].push(secs);
+            }
+        }
+    }
+
+    let has_fsf = fsf.is_some();
+    println!(
+        "{:<6} {:>5} {:>12} {:>9} {:>9} {:>7}",
+        "pos", "depth", "nodes", "xqz Mnps", "FSF Mnps", "ratio"
+    );
+    let mut ratios = Vec::new();
+    let (mut set_nodes, mut set_ours, mut set_theirs) = (0u64, 0.0, 0.0);
+    for (i, case) in cases.iter().enumerate() {
+        let n = counts[i] as f64;
+        let t_ours = median(ours[i].clone());
+        let ours_mnps = n / t_ours / 1e6;
+        if has_fsf {
+            let t_theirs = median(theirs[i].clone());
+            let ratio = t_theirs / t_ours;
+            println!(
+                "{:<6} {:>5} {:>12} {:>9.1} {:>9.1} {:>7.2}",
+                case.name,
+                case.depth,
+                counts[i],
+                ours_mnps,
+                n / t_theirs / 1e6,
+                ratio
+            );
+            if i > 0 {
+                ratios.push(ratio);
+                set_theirs += t_theirs;
+            }
+        } else {
+            println!(
+                "{:<6} {:>5} {:>12} {:>9.1}",
+                case.name, case.depth, counts[i], ours_mnps
+            );
+        }
+        if i > 0 {
+            set_nodes += counts[i];
+            set_ours += t_ours;
+        }
+    }
+    println!();
+    let start_ours = counts[0] as f64 / median(ours[0].clone()) / 1e6;
+    let set_n = cases.len() - 1;
+    print!(
+        "start depth {}: xqzero {start_ours:.1} Mnps",
+        cases[0].depth
+    );
+    if has_fsf {
+        let start_theirs = counts[0] as f64 / median(theirs[0].clone()) / 1e6;
+        print!(
+            ", Fairy-Stockfish {start_theirs:.1} Mnps, ratio {:.2}",
+            start_ours / start_theirs
+        );
+    }
+    println!();
+    print!(
+        "set of {set_n} at depth {}: {set_nodes} nodes, xqzero {:.1} Mnps",
+        a.set_depth,
+        set_nodes as f64 / set_ours / 1e6
+    );
+    if has_fsf {
+        print!(
+            ", Fairy-Stockfish {:.1} Mnps, ratio of totals {:.2}, median ratio per position {:.2} (min {:.2}, max {:.2})",
+            set_nodes as f64 / set_theirs / 1e6,
+            set_theirs / set_ours,
+            median(ratios.clone()),
+            ratios.iter().copied().fold(f64::INFINITY, f64::min),
+            ratios.iter().copied().fold(0.0, f64::max),
+        );
+    }
+    println!();
+    Ok(())
+}
+
+/// Fairy-Stockfish over UCI in its xiangqi variant.
+struct Fsf {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+}
+
+impl Fsf {
+    fn start(binary: &PathBuf) -> Result<Fsf> {
+        let mut child = Command::new(binary)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| {
+                format!("cannot start Fairy-Stockfish {} (install it with scripts/setup, or pass --no-fsf)", binary.display())
+            })?;
+        let stdin = child.stdin.take().context("no stdin")?;
+        let stdout = BufReader::new(child.stdout.take().context("no stdout")?);
+        let mut fsf = Fsf {
+            child,
+            stdin,
+            stdout,
+        };
+        fsf.send("uci\nsetoption name UCI_Variant value xiangqi\nisready\n")?;
+        fsf.read_until("readyok")?;
+        // Warm up the search thread.
+        fsf.perft(START_FEN, 2)?;
+        Ok(fsf)
+    }
+
+    fn send(&mut self, text: &str) -> Result<()> {
+        self.stdin.write_all(text.as_bytes())?;
+        self.stdin.flush().context("writing to Fairy-Stockfish")
+    }
+
+    fn read_until(&mut self, prefix: &str) -> Result<String> {
+        loop {
+            let mut line = String::new();
+            if self
+                .stdout
+                .read_line(&mut line)
+                .context("reading from Fairy-Stockfish")?
+                == 0
+            {
+                bail!("Fairy-Stockfish exited before answering");
+            }
+            if line.starts_with(prefix) {
+                return Ok(line);
+            }
+        }
+    }
+
+    /// `go perft depth`: the node count and the wall time from sending `go` to reading
+    /// "Nodes searched" (Fairy-Stockfish prints no perft time of its own). The
+    /// position is set up, and the engine confirmed ready, before the clock starts.
+    fn perft(&mut self, fen: &str, depth: u32) -> Result<(u64, f64)> {
+        self.send(&format!("position fen {fen}\nisready\n"))?;
+        self.read_until("readyok")?;
+        let start = Instant::now();
+        self.send(&format!("go perft {depth}\n"))?;
+        let line = self.read_until("Nodes searched")?;
+        let secs = start.elapsed().as_secs_f64();
+        let nodes = line
+            .split(':')
+            .nth(1)
+            .and_then(|n| n.trim().parse().ok())
+            .with_context(|| format!("unexpected Fairy-Stockfish line {line:?}"))?;
+        Ok((nodes, secs))
+    }
+}
+
+impl Drop for Fsf {
+    fn drop(&mut self) {
+        let _ = self.stdin.write_all(b"quit\n");
+        let _ = self.stdin.flush();
+        let _ = self.child.wait();
     }
 }
