@@ -24,7 +24,7 @@ use crate::{
     clock::TimeControl,
     matches::game_seed,
     openings::{self, Opening},
-    player::{Player, PlayerBuilder, PlayerError},
+    player::{PlayerBuilder, PlayerError},
     referee::{GameSettings, PlayedGame, play_game, to_pgn},
 };
 
