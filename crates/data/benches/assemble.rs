@@ -17,7 +17,12 @@ use xq_nn::encode::EncoderConfig;
 
 fn random_games(seed: u64, n: usize, max_plies: usize) -> Chunk {
     let mut rng = ChaCha8Rng::seed_from_u64(seed);
-    let meta = ChunkMeta { encoding_version: 1, policy_index_version: 1, creator: "bench".into(), seed };
+    let meta = ChunkMeta {
+        encoding_version: 1,
+        policy_index_version: 1,
+        creator: "bench".into(),
+        seed,
+    };
     let mut chunk = Chunk::new(meta);
     for _ in 0..n {
         let mut pos = Position::startpos();
@@ -31,7 +36,13 @@ fn random_games(seed: u64, n: usize, max_plies: usize) -> Chunk {
             pos.play_unchecked(m);
             moves.push(m);
         }
-        add_game(&mut chunk, &Position::startpos(), &moves, Some(xq_data::Outcome::Draw)).unwrap();
+        add_game(
+            &mut chunk,
+            &Position::startpos(),
+            &moves,
+            Some(xq_data::Outcome::Draw),
+        )
+        .unwrap();
     }
     chunk
 }
@@ -39,21 +50,43 @@ fn random_games(seed: u64, n: usize, max_plies: usize) -> Chunk {
 fn main() {
     let t = Instant::now();
     let chunk = Arc::new(random_games(1, 200, 200));
-    println!("built {} records in {:.2?}", chunk.records.len(), t.elapsed());
-    let window = Arc::new(Window::from_chunks(vec![WindowChunk { name: "bench".into(), chunk, first: 0 }]));
+    println!(
+        "built {} records in {:.2?}",
+        chunk.records.len(),
+        t.elapsed()
+    );
+    let window = Arc::new(Window::from_chunks(vec![WindowChunk {
+        name: "bench".into(),
+        chunk,
+        first: 0,
+    }]));
     for batch_size in [256usize, 1024] {
-        let cfg = BatchConfig { batch_size, encoder: EncoderConfig::default(), mirror: true, seed: 1 };
+        let cfg = BatchConfig {
+            batch_size,
+            encoder: EncoderConfig::default(),
+            mirror: true,
+            seed: 1,
+        };
         let mut batch = Batch::new(batch_size, &cfg.encoder);
         for threads in [1usize, 0] {
-            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(threads)
+                .build()
+                .unwrap();
             let steps = 20u64;
-            pool.install(|| assemble(&window, &cfg, 0, &mut batch)).unwrap(); // warm-up
+            pool.install(|| assemble(&window, &cfg, 0, &mut batch))
+                .unwrap(); // warm-up
             let t = Instant::now();
             for step in 0..steps {
-                pool.install(|| assemble(&window, &cfg, step, &mut batch)).unwrap();
+                pool.install(|| assemble(&window, &cfg, step, &mut batch))
+                    .unwrap();
             }
             let secs = t.elapsed().as_secs_f64();
-            let label = if threads == 0 { "all cores".to_string() } else { format!("{threads} thread") };
+            let label = if threads == 0 {
+                "all cores".to_string()
+            } else {
+                format!("{threads} thread")
+            };
             println!(
                 "assemble batch {batch_size:5} ({label:9}): {:8.0} samples/s, {:6.2} ms/batch",
                 (steps as f64 * batch_size as f64) / secs,
@@ -62,8 +95,19 @@ fn main() {
         }
     }
     // Prefetcher: a consumer that takes batches as fast as it can.
-    let cfg = BatchConfig { batch_size: 256, encoder: EncoderConfig::default(), mirror: true, seed: 1 };
-    let mut p = Prefetcher::new(Arc::clone(&window), cfg, DataCursor::start(1, &window), PrefetchConfig::default()).unwrap();
+    let cfg = BatchConfig {
+        batch_size: 256,
+        encoder: EncoderConfig::default(),
+        mirror: true,
+        seed: 1,
+    };
+    let mut p = Prefetcher::new(
+        Arc::clone(&window),
+        cfg,
+        DataCursor::start(1, &window),
+        PrefetchConfig::default(),
+    )
+    .unwrap();
     let t = Instant::now();
     for _ in 0..40 {
         let b = p.next_batch().unwrap();

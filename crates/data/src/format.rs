@@ -56,6 +56,14 @@ pub enum ChunkError {
     PayloadChecksum { stored: u32, computed: u32 },
     #[error("malformed payload at byte {offset}: {what}")]
     Malformed { offset: usize, what: String },
+    #[error(
+        "window manifest expects {expected} records (used from {first}), the file holds {found}"
+    )]
+    ManifestMismatch {
+        expected: usize,
+        first: usize,
+        found: usize,
+    },
     #[error("invalid content: {0}")]
     Invalid(#[from] RecordError),
 }

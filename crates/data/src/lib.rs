@@ -75,10 +75,12 @@ pub use io::{
 pub use pgn::{PgnError, PgnGame, read_pgn};
 pub use prefetch::{PrefetchConfig, Prefetcher};
 pub use record::{
-    Chunk, ChunkMeta, GameRecord, NewRecord, Outcome, PlyTarget, PolicyEntry, PositionRecord, RecordError,
-    Wdl, quantize_policy,
+    Chunk, ChunkMeta, GameRecord, NewRecord, Outcome, PlyTarget, PolicyEntry, PositionRecord,
+    RecordError, Wdl, quantize_policy,
 };
 pub use supervised::{
     LoadError, SkippedGame, SplitConfig, SupervisedData, game_hash, games_to_chunks, load_pgn_files,
 };
-pub use window::{RefreshReport, Window, WindowChunk, WindowLoader, WindowSize};
+pub use window::{
+    ManifestEntry, RefreshReport, Window, WindowChunk, WindowLoader, WindowManifest, WindowSize,
+};

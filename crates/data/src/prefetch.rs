@@ -57,7 +57,9 @@ pub struct Prefetcher {
 
 impl Prefetcher {
     /// Starts producing from `cursor.step` (the cursor's seed overrides `cfg.seed`, so
-    /// a resumed trainer passes the cursor it saved).
+    /// a resumed trainer passes the cursor it saved). The prefetcher's cursor takes the
+    /// fingerprint of `window`; check [`DataCursor::matches`] first if the window is
+    /// supposed to be the saved one.
     ///
     /// # Errors
     /// An empty window, a zero batch size, or a rayon pool that cannot be built.
@@ -88,6 +90,7 @@ impl Prefetcher {
         } else {
             None
         };
+        let window_fingerprint = window.fingerprint();
         let depth = prefetch.depth.max(1);
         let (tx, rx) = mpsc::sync_channel(depth);
         let (recycle_tx, recycle_rx) = mpsc::channel();
@@ -105,6 +108,7 @@ impl Prefetcher {
             handle: Some(handle),
             cursor: DataCursor {
                 seed: cfg.seed,
+                window_fingerprint,
                 ..cursor
             },
             batch_size: cfg.batch_size as u64,

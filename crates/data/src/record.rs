@@ -386,14 +386,22 @@ impl Chunk {
             let record = self.records.len() + staged.len();
             let ply = usize::from(t.ply);
             if ply > n {
-                return Err(RecordError::PlyPastEnd { record, game, ply: t.ply, len: n });
+                return Err(RecordError::PlyPastEnd {
+                    record,
+                    game,
+                    ply: t.ply,
+                    len: n,
+                });
             }
             while at < ply {
                 pos.play_unchecked(g.moves[at]);
                 at += 1;
             }
-            let policy_len = u16::try_from(t.policy.len())
-                .map_err(|_| RecordError::PolicyTooLong { record, len: t.policy.len() })?;
+            let policy_len =
+                u16::try_from(t.policy.len()).map_err(|_| RecordError::PolicyTooLong {
+                    record,
+                    len: t.policy.len(),
+                })?;
             let rec = PositionRecord {
                 game,
                 ply: t.ply,
@@ -408,8 +416,10 @@ impl Chunk {
             staged.push((rec, t.policy));
         }
         for (mut rec, policy) in staged {
-            rec.policy_start = u32::try_from(self.policy.len())
-                .map_err(|_| RecordError::TooLarge { what: "more than 2^32 policy entries".into() })?;
+            rec.policy_start =
+                u32::try_from(self.policy.len()).map_err(|_| RecordError::TooLarge {
+                    what: "more than 2^32 policy entries".into(),
+                })?;
             self.policy.extend_from_slice(policy);
             self.records.push(rec);
         }

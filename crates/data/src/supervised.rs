@@ -99,7 +99,12 @@ pub fn add_game(
 ) -> Result<(), RecordError> {
     let policies: Vec<[PolicyEntry; 1]> = moves
         .iter()
-        .map(|&mv| [PolicyEntry { mv, weight: u16::MAX }])
+        .map(|&mv| {
+            [PolicyEntry {
+                mv,
+                weight: u16::MAX,
+            }]
+        })
         .collect();
     let targets: Vec<PlyTarget<'_>> = policies
         .iter()
@@ -151,12 +156,17 @@ pub fn load_pgn_files(
     let mut games = Vec::new();
     let mut skipped = Vec::new();
     for path in paths {
-        let text = std::fs::read_to_string(path)
-            .map_err(|source| LoadError::Io { path: path.clone(), source })?;
+        let text = std::fs::read_to_string(path).map_err(|source| LoadError::Io {
+            path: path.clone(),
+            source,
+        })?;
         for game in crate::pgn::read_pgn(&text) {
             match game {
                 Ok(g) => games.push(g),
-                Err(error) => skipped.push(SkippedGame { path: path.clone(), error }),
+                Err(error) => skipped.push(SkippedGame {
+                    path: path.clone(),
+                    error,
+                }),
             }
         }
     }

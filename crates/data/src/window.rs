@@ -168,6 +168,42 @@ impl Window {
     }
 }
 
+/// What a window holds, by name: enough to rebuild the identical window later (a
+/// resumed trainer whose data directory has received new chunks since). Serializable
+/// for checkpoint sidecars.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct WindowManifest {
+    pub chunks: Vec<ManifestEntry>,
+}
+
+/// One chunk of a [`WindowManifest`].
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct ManifestEntry {
+    /// File name within the chunk directory.
+    pub name: String,
+    /// First record used.
+    pub first: usize,
+    /// Records in the chunk (checked on reload).
+    pub records: usize,
+}
+
+impl Window {
+    /// The window's chunks by name, oldest first.
+    pub fn manifest(&self) -> WindowManifest {
+        WindowManifest {
+            chunks: self
+                .chunks
+                .iter()
+                .map(|c| ManifestEntry {
+                    name: c.name.clone(),
+                    first: c.first,
+                    records: c.chunk.records.len(),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// FNV-1a, 64-bit: a hash whose values are fixed forever (std's hasher is not).
 pub(crate) struct Fnv(pub(crate) u64);
 
@@ -362,6 +398,47 @@ impl WindowLoader {
             report.total_records = files.iter().map(|k| records_of(&self.cache[k])).sum();
             report.target = self.size.size(report.total_records);
         }
+    }
+
+    /// Rebuilds a window from a manifest (see [`Window::manifest`]), reading the named
+    /// files from this loader's directory (or its cache). Unlike [`WindowLoader::refresh`]
+    /// this does not skip: a missing, damaged or changed chunk is an error, since the
+    /// window would not be the one the manifest describes.
+    ///
+    /// # Errors
+    /// The first chunk that cannot be read, or one whose record count differs.
+    pub fn load_manifest(&mut self, manifest: &WindowManifest) -> Result<Window, ChunkFileError> {
+        let loaded: Vec<_> = manifest
+            .chunks
+            .par_iter()
+            .map(|entry| {
+                let path = self.dir.join(&entry.name);
+                let cached = self.cache.iter().find_map(|(k, c)| match c {
+                    Cached::Loaded(chunk) if k.path == path => Some(Arc::clone(chunk)),
+                    _ => None,
+                });
+                let chunk = match cached {
+                    Some(c) => c,
+                    None => Arc::new(read_chunk(&path)?),
+                };
+                if chunk.records.len() != entry.records || entry.first > entry.records {
+                    return Err(ChunkFileError {
+                        path,
+                        source: crate::format::ChunkError::ManifestMismatch {
+                            expected: entry.records,
+                            first: entry.first,
+                            found: chunk.records.len(),
+                        },
+                    });
+                }
+                Ok(WindowChunk {
+                    name: entry.name.clone(),
+                    chunk,
+                    first: entry.first,
+                })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(Window::from_chunks(loaded))
     }
 
     fn warn(&self, e: &ChunkFileError) {

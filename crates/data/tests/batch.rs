@@ -271,3 +271,61 @@ fn prefetcher_refuses_an_empty_window() {
     let cursor = DataCursor::start(cfg.seed, &w);
     assert!(Prefetcher::new(w, cfg, cursor, PrefetchConfig::default()).is_err());
 }
+
+/// Repetitions are counted over the whole game since the last capture, not only over
+/// the encoder's last `history` positions: the start position recurs at plies 0, 4, 8
+/// and 12, and at ply 12 the plies-0 and -4 occurrences are outside an 8-step history.
+#[test]
+fn repetitions_before_the_history_window_still_count() {
+    let shuffle = ["h0g2", "h9g7", "g2h0", "g7h9"];
+    let moves: Vec<Move> = shuffle
+        .iter()
+        .cycle()
+        .take(13)
+        .map(|m| Move::from_iccs(m).unwrap())
+        .collect();
+    let mut chunk = xq_data::Chunk::new(common::meta(0));
+    xq_data::supervised::add_game(&mut chunk, &Position::startpos(), &moves, None).unwrap();
+    let w = Window::from_chunks(vec![WindowChunk {
+        name: "rep".into(),
+        chunk: Arc::new(chunk),
+        first: 0,
+    }]);
+    let enc = EncoderConfig::default();
+    let mut batch = Batch::new(1, &enc);
+    let at = |batch: &Batch, ch: usize| batch.inputs[[0, ch, 0, 0]];
+    assemble_samples(
+        &w,
+        &enc,
+        &[Sample {
+            index: 12,
+            mirrored: false,
+        }],
+        &mut batch,
+    )
+    .unwrap();
+    // Two or more earlier occurrences: the repetition plane of the current step is 1.
+    assert_eq!(at(&batch, enc.repetition_plane(0)), 1.0);
+    assemble_samples(
+        &w,
+        &enc,
+        &[Sample {
+            index: 4,
+            mirrored: false,
+        }],
+        &mut batch,
+    )
+    .unwrap();
+    assert_eq!(at(&batch, enc.repetition_plane(0)), 0.5);
+    assemble_samples(
+        &w,
+        &enc,
+        &[Sample {
+            index: 3,
+            mirrored: false,
+        }],
+        &mut batch,
+    )
+    .unwrap();
+    assert_eq!(at(&batch, enc.repetition_plane(0)), 0.0);
+}

@@ -254,14 +254,39 @@ fn quantize_policy_scales_the_largest_entry_to_u16_max() {
 #[test]
 fn add_game_with_targets_fills_results_and_plies_left_and_is_all_or_nothing() {
     use xq_data::{Outcome, PlyTarget, Wdl};
-    let moves: Vec<Move> = ["h2e2", "h9g7", "h0g2"].iter().map(|m| Move::from_iccs(m).unwrap()).collect();
-    let p0 = [PolicyEntry { mv: moves[0], weight: 9 }];
-    let p1 = [PolicyEntry { mv: moves[1], weight: 3 }, PolicyEntry { mv: Move::from_iccs("b9c7").unwrap(), weight: 1 }];
-    let target = |ply, policy| PlyTarget { ply, policy, root_wdl: [0.2, 0.5, 0.3], weight: 1.0 };
+    let moves: Vec<Move> = ["h2e2", "h9g7", "h0g2"]
+        .iter()
+        .map(|m| Move::from_iccs(m).unwrap())
+        .collect();
+    let p0 = [PolicyEntry {
+        mv: moves[0],
+        weight: 9,
+    }];
+    let p1 = [
+        PolicyEntry {
+            mv: moves[1],
+            weight: 3,
+        },
+        PolicyEntry {
+            mv: Move::from_iccs("b9c7").unwrap(),
+            weight: 1,
+        },
+    ];
+    let target = |ply, policy| PlyTarget {
+        ply,
+        policy,
+        root_wdl: [0.2, 0.5, 0.3],
+        weight: 1.0,
+    };
     let mut chunk = Chunk::new(common::meta(12));
     // Targets out of order are fine.
     let g = chunk
-        .add_game_with_targets(Position::startpos(), moves.clone(), Some(Outcome::BlackWins), &[target(1, &p1), target(0, &p0)])
+        .add_game_with_targets(
+            Position::startpos(),
+            moves.clone(),
+            Some(Outcome::BlackWins),
+            &[target(1, &p1), target(0, &p0)],
+        )
         .unwrap();
     assert_eq!(g, 0);
     assert_eq!(chunk.records.len(), 2);
@@ -274,8 +299,16 @@ fn add_game_with_targets_fills_results_and_plies_left_and_is_all_or_nothing() {
     // A bad target (ply 2's policy is Black's move, but Red is to move) leaves the chunk as it was.
     let before = chunk.clone();
     let err = chunk
-        .add_game_with_targets(Position::startpos(), moves, None, &[target(0, &p0), target(2, &p1)])
+        .add_game_with_targets(
+            Position::startpos(),
+            moves,
+            None,
+            &[target(0, &p0), target(2, &p1)],
+        )
         .unwrap_err();
-    assert!(matches!(err, RecordError::IllegalPolicyMove { .. }), "{err}");
+    assert!(
+        matches!(err, RecordError::IllegalPolicyMove { .. }),
+        "{err}"
+    );
     assert_eq!(chunk, before);
 }

@@ -213,15 +213,26 @@ fn loading_pgn_files_skips_bad_games_naming_file_and_line() {
     let good = dir.path().join("good.pgn");
     let bad = dir.path().join("bad.pgn");
     std::fs::write(&good, "[Result \"1-0\"]\n1. h2e2 h9g7\n").unwrap();
-    std::fs::write(&bad, "[Event \"ok\"]\n1. b2e2\n\n[Event \"broken\"]\n1. h2e2 h2e2\n").unwrap();
-    let (data, skipped) =
-        xq_data::load_pgn_files(&[good, bad.clone()], &common::meta(0), &SplitConfig { held_out_permille: 0, salt: 0 })
-            .unwrap();
+    std::fs::write(
+        &bad,
+        "[Event \"ok\"]\n1. b2e2\n\n[Event \"broken\"]\n1. h2e2 h2e2\n",
+    )
+    .unwrap();
+    let (data, skipped) = xq_data::load_pgn_files(
+        &[good, bad.clone()],
+        &common::meta(0),
+        &SplitConfig {
+            held_out_permille: 0,
+            salt: 0,
+        },
+    )
+    .unwrap();
     assert_eq!(data.train.games.len(), 2);
     assert_eq!(skipped.len(), 1);
     let msg = skipped[0].to_string();
     assert!(msg.contains("bad.pgn") && msg.contains("line 5"), "{msg}");
     let missing = dir.path().join("missing.pgn");
-    let err = xq_data::load_pgn_files(&[missing], &common::meta(0), &SplitConfig::default()).unwrap_err();
+    let err =
+        xq_data::load_pgn_files(&[missing], &common::meta(0), &SplitConfig::default()).unwrap_err();
     assert!(err.to_string().contains("missing.pgn"), "{err}");
 }

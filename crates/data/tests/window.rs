@@ -244,3 +244,37 @@ fn in_memory_window_indexes_records_across_chunks() {
     let same = Window::from_chunks(w.chunks().to_vec());
     assert_eq!(same.fingerprint(), w.fingerprint());
 }
+
+#[test]
+fn a_manifest_rebuilds_the_same_window_after_new_chunks_arrive() {
+    let dir = tempfile::tempdir().unwrap();
+    for i in 0..3u64 {
+        let path = dir.path().join(format!("w-{i:08}.xqc"));
+        write_chunk_atomic(&path, &common::random_chunk(50 + i, 1, 20)).unwrap();
+        set_mtime(&path, i * 10);
+    }
+    let mut loader = quiet(dir.path(), WindowSize::Fixed(30));
+    let (window, _) = loader.refresh().unwrap();
+    let manifest = window.manifest();
+    let json = serde_json::to_string(&manifest).unwrap();
+    // New data arrives; a fresh loader (a restarted trainer) still rebuilds the old window.
+    let path = dir.path().join("w-00000003.xqc");
+    write_chunk_atomic(&path, &common::random_chunk(60, 1, 20)).unwrap();
+    set_mtime(&path, 100);
+    let mut fresh = quiet(dir.path(), WindowSize::Fixed(30));
+    let rebuilt = fresh
+        .load_manifest(&serde_json::from_str(&json).unwrap())
+        .unwrap();
+    assert_eq!(rebuilt.fingerprint(), window.fingerprint());
+    assert_eq!(rebuilt.len(), window.len());
+    assert_ne!(
+        fresh.refresh().unwrap().0.fingerprint(),
+        window.fingerprint()
+    );
+    // A chunk named in the manifest that is gone is an error naming it.
+    fs::remove_file(dir.path().join(&manifest.chunks[0].name)).unwrap();
+    let err = quiet(dir.path(), WindowSize::Fixed(30))
+        .load_manifest(&manifest)
+        .unwrap_err();
+    assert!(err.to_string().contains(&manifest.chunks[0].name), "{err}");
+}
