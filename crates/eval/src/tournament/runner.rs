@@ -294,7 +294,7 @@ fn play_one(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::player::{AlphaBetaPlayer, GreedyPlayer, RandomPlayer};
+    use crate::player::{AlphaBetaPlayer, GreedyPlayer, Player, RandomPlayer};
     use crate::tournament::{Format, Participant};
 
     fn build(spec: &str) -> Result<Box<dyn Player>, PlayerError> {
