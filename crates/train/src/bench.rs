@@ -1,0 +1,354 @@
+//! Throughput benchmarks (not tests): trainer samples/s against an equivalent PyTorch loop
+//! run from the same `.venv`, and torch-evaluator positions/s at several batch sizes.
+//!
+//! The PyTorch reference (`benches/train_reference.py`, embedded here) builds the same
+//! network, loss, optimiser, clipping, EMA update and per-step statistics, in float32, on
+//! synthetic batches of the same shape, with the same intra-op thread count. Both sides
+//! time `steps` steps after `warmup_steps` untimed ones, in the same process run.
+//!
+//! Entry points: `cargo bench -p xq-train` (benches/train.rs), and these functions for
+//! `xqz bench`.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use xq_core::Position;
+use xq_nn::policy::POLICY_SIZE;
+use xq_nn::{EvalInput, Evaluator};
+
+use crate::batch::OwnedBatch;
+use crate::config::{DeviceChoice, NetConfig, OptimizerConfig, Precision, TrainConfig};
+use crate::error::TrainError;
+use crate::evaluator::{EvaluatorOptions, TorchEvaluator};
+use crate::logging::Progress;
+use crate::net::policy_gather_table;
+use crate::trainer::Trainer;
+
+/// The PyTorch reference loop.
+pub const TRAIN_REFERENCE_PY: &str = include_str!("../benches/train_reference.py");
+
+/// What to measure.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainBenchOptions {
+    pub net: NetConfig,
+    pub batch_size: usize,
+    /// Timed steps.
+    pub steps: usize,
+    /// Untimed steps first (allocator and kernel warm-up).
+    pub warmup_steps: usize,
+    /// Intra-op threads for both sides (0 = all cores as libtorch counts them).
+    pub threads: usize,
+    pub optimizer: OptimizerConfig,
+    pub device: DeviceChoice,
+    /// Distinct synthetic batches cycled through.
+    pub distinct_batches: usize,
+    pub seed: u64,
+}
+
+impl Default for TrainBenchOptions {
+    fn default() -> Self {
+        TrainBenchOptions {
+            net: NetConfig::small(),
+            batch_size: 256,
+            steps: 20,
+            warmup_steps: 3,
+            threads: 0,
+            optimizer: OptimizerConfig::default(),
+            device: DeviceChoice::Cpu,
+            distinct_batches: 4,
+            seed: 1,
+        }
+    }
+}
+
+impl TrainBenchOptions {
+    fn train_config(&self) -> TrainConfig {
+        TrainConfig {
+            net: self.net.clone(),
+            optimizer: self.optimizer.clone(),
+            device: self.device,
+            precision: Precision::F32,
+            threads: self.threads,
+            seed: self.seed,
+            log_every: 0,
+            checkpoint_every: 0,
+            warmup_steps: 0,
+            ..TrainConfig::default()
+        }
+    }
+
+    fn threads(&self) -> usize {
+        if self.threads > 0 {
+            self.threads
+        } else {
+            tch::get_num_threads().max(1) as usize
+        }
+    }
+}
+
+/// One side's measurement.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    pub samples_per_sec: f64,
+    pub steps: usize,
+    pub seconds: f64,
+    pub final_loss: f64,
+}
+
+/// Rust trainer vs PyTorch.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainComparison {
+    pub options: TrainBenchOptions,
+    pub rust: Throughput,
+    pub python: Throughput,
+    /// `rust / python` samples per second (≥ 1: the Rust trainer is at least as fast).
+    pub ratio: f64,
+}
+
+/// Times the Rust trainer (in a scratch run directory that is removed afterwards).
+pub fn rust_train_throughput(opts: &TrainBenchOptions) -> Result<Throughput, TrainError> {
+    let dir = std::env::temp_dir().join(format!("xq-train-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cfg = opts.train_config();
+    let planes = cfg.net.input_planes();
+    let batches: Vec<OwnedBatch> = (0..opts.distinct_batches.max(1))
+        .map(|i| OwnedBatch::synthetic(opts.batch_size, planes, opts.seed + i as u64))
+        .collect();
+    let result = (|| {
+        let mut t = Trainer::new(&dir, cfg)?;
+        t.set_progress(Progress::Off);
+        for s in 0..opts.warmup_steps {
+            t.step(&batches[s % batches.len()].view())?;
+        }
+        let t0 = Instant::now();
+        let mut last = 0.0;
+        for s in 0..opts.steps {
+            last = t
+                .step(&batches[(opts.warmup_steps + s) % batches.len()].view())?
+                .total_loss;
+        }
+        let seconds = t0.elapsed().as_secs_f64();
+        Ok(Throughput {
+            samples_per_sec: (opts.steps * opts.batch_size) as f64 / seconds,
+            steps: opts.steps,
+            seconds,
+            final_loss: last,
+        })
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Times the PyTorch reference with `python` (the `.venv`'s interpreter).
+pub fn python_train_throughput(
+    python: &Path,
+    opts: &TrainBenchOptions,
+) -> Result<Throughput, TrainError> {
+    let dir = std::env::temp_dir().join(format!("xq-train-bench-py-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| TrainError::io(&dir, e))?;
+    let script = dir.join("train_reference.py");
+    std::fs::write(&script, TRAIN_REFERENCE_PY).map_err(|e| TrainError::io(&script, e))?;
+    let (shapes, gather) = policy_gather_table();
+    let mut optimizer =
+        serde_json::to_value(&opts.optimizer).map_err(|source| TrainError::Json {
+            path: script.clone(),
+            source,
+        })?;
+    if let Some(o) = optimizer.as_object_mut() {
+        o.entry("nesterov")
+            .or_insert(serde_json::Value::Bool(false));
+    }
+    let defaults = TrainConfig::default();
+    let spec = serde_json::json!({
+        "planes": opts.net.input_planes(),
+        "blocks": opts.net.blocks,
+        "channels": opts.net.channels,
+        "global_pool": opts.net.global_pool,
+        "value_channels": opts.net.value_channels,
+        "value_hidden": opts.net.value_hidden,
+        "policy_shapes": shapes.len(),
+        "policy_size": POLICY_SIZE,
+        "gather": gather,
+        "batch_size": opts.batch_size,
+        "steps": opts.steps,
+        "warmup_steps": opts.warmup_steps,
+        "distinct_batches": opts.distinct_batches.max(1),
+        "threads": opts.threads(),
+        "seed": opts.seed,
+        "optimizer": optimizer,
+        "lr": defaults.lr,
+        "grad_clip": defaults.grad_clip,
+        "ema_decay": defaults.ema_decay,
+        "value_loss_weight": defaults.value_loss_weight,
+    });
+    let spec_path = dir.join("spec.json");
+    std::fs::write(&spec_path, spec.to_string()).map_err(|e| TrainError::io(&spec_path, e))?;
+    let out = Command::new(python)
+        .arg(&script)
+        .arg(&spec_path)
+        .output()
+        .map_err(|e| TrainError::io(python, e))?;
+    let _ = std::fs::remove_dir_all(&dir);
+    if !out.status.success() {
+        return Err(TrainError::Bench(format!(
+            "PyTorch reference ({}) failed: {}",
+            python.display(),
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    let line = text.lines().last().unwrap_or_default();
+    serde_json::from_str(line).map_err(|source| TrainError::Json {
+        path: python.to_path_buf(),
+        source,
+    })
+}
+
+/// Runs both sides and compares (Rust first, then Python, in this process's run).
+pub fn compare_train(
+    python: &Path,
+    opts: &TrainBenchOptions,
+) -> Result<TrainComparison, TrainError> {
+    let rust = rust_train_throughput(opts)?;
+    let python = python_train_throughput(python, opts)?;
+    Ok(TrainComparison {
+        options: opts.clone(),
+        ratio: rust.samples_per_sec / python.samples_per_sec,
+        rust,
+        python,
+    })
+}
+
+/// The project's Python: `$XQZ_PYTHON`, else `.venv/bin/python` under `root`.
+pub fn project_python(root: &Path) -> PathBuf {
+    std::env::var_os("XQZ_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| root.join(".venv/bin/python"))
+}
+
+/// Evaluator speed at one batch size.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct EvalThroughput {
+    pub batch_size: usize,
+    pub positions_per_sec: f64,
+    pub batches: usize,
+}
+
+/// Positions/s of a [`TorchEvaluator`] (randomly initialised `net`, saved as a checkpoint
+/// to a scratch directory) at each batch size, on positions from seeded random games.
+/// Each size runs for about `seconds_per_size` after one untimed batch.
+pub fn evaluator_throughput(
+    net: &NetConfig,
+    device: DeviceChoice,
+    batch_sizes: &[usize],
+    seconds_per_size: f64,
+) -> Result<Vec<EvalThroughput>, TrainError> {
+    let dir = std::env::temp_dir().join(format!("xq-train-bench-eval-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let result = (|| {
+        let cfg = TrainConfig {
+            net: net.clone(),
+            device,
+            log_every: 0,
+            ..TrainConfig::default()
+        };
+        let mut t = Trainer::new(&dir, cfg)?;
+        t.set_progress(Progress::Off);
+        t.save_checkpoint()?;
+        drop(t);
+        let mut ev = TorchEvaluator::load(
+            &dir,
+            EvaluatorOptions {
+                device,
+                ..Default::default()
+            },
+        )?;
+        let max = batch_sizes.iter().copied().max().unwrap_or(1);
+        let games = random_histories(max, net.history, 7);
+        let moves: Vec<Vec<xq_core::Move>> = games
+            .iter()
+            .map(|h| {
+                h.last()
+                    .map(|p| p.legal_moves().to_vec())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let inputs: Vec<EvalInput<'_>> = games
+            .iter()
+            .zip(&moves)
+            .map(|(h, m)| EvalInput {
+                history: h,
+                moves: m,
+            })
+            .collect();
+        let mut out = Vec::new();
+        for &bs in batch_sizes {
+            let batch = &inputs[..bs.min(inputs.len())];
+            ev.evaluate(batch)
+                .map_err(|e| TrainError::BadBatch(e.to_string()))?;
+            let t0 = Instant::now();
+            let mut batches = 0;
+            while batches == 0 || t0.elapsed().as_secs_f64() < seconds_per_size {
+                ev.evaluate(batch)
+                    .map_err(|e| TrainError::BadBatch(e.to_string()))?;
+                batches += 1;
+            }
+            let secs = t0.elapsed().as_secs_f64();
+            out.push(EvalThroughput {
+                batch_size: batch.len(),
+                positions_per_sec: (batches * batch.len()) as f64 / secs,
+                batches,
+            });
+        }
+        Ok(out)
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// `n` position histories (up to `history` long) from seeded random games: varied,
+/// legal, mid-game positions without needing any game records.
+fn random_histories(n: usize, history: usize, seed: u64) -> Vec<Vec<Position>> {
+    let mut state = seed;
+    let mut next = move || {
+        state = state
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (state >> 33) as usize
+    };
+    let mut out = Vec::with_capacity(n);
+    while out.len() < n {
+        let mut pos = Position::startpos();
+        let mut line = vec![pos.clone()];
+        let plies = 10 + next() % 60;
+        for _ in 0..plies {
+            let moves = pos.legal_moves();
+            if moves.is_empty() {
+                break;
+            }
+            pos.play_unchecked(moves[next() % moves.len()]);
+            line.push(pos.clone());
+        }
+        if pos.has_legal_move() {
+            let keep = line.len().saturating_sub(history.max(1));
+            out.push(line.split_off(keep));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn random_histories_end_in_playable_positions() {
+        let h = random_histories(5, 3, 1);
+        assert_eq!(h.len(), 5);
+        assert!(h.iter().all(|line| (1..=3).contains(&line.len())));
+        assert!(h.iter().all(|line| line.last().unwrap().has_legal_move()));
+        assert_eq!(h, random_histories(5, 3, 1));
+    }
+}

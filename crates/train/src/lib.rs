@@ -1,0 +1,37 @@
+//! xq-train: the only crate of xqzero that links libtorch (through `tch`).
+//!
+//! - [`net`]: the residual network ([`Net`]), configured by [`NetConfig`].
+//! - [`Trainer`]: optimiser steps on host batches ([`HostBatch`]), EMA, checkpoints
+//!   ([`checkpoint`]), TensorBoard scalars and progress output.
+//! - [`TorchEvaluator`]: the `xq_nn::Evaluator` over a checkpoint, for search and play.
+//! - [`bench`]: trainer throughput against an equivalent PyTorch loop.
+//!
+//! Binaries that link this crate find libtorch through an rpath set by build scripts: this
+//! crate's `build.rs` for its own tests, and in dependents a `build.rs` that reads
+//! `DEP_XQTORCH_LIBTORCH_LIB` (see the root package's `build.rs`).
+
+pub mod batch;
+pub mod bench;
+pub mod checkpoint;
+pub mod config;
+pub mod ema;
+pub mod error;
+pub mod evaluator;
+pub mod logging;
+pub mod loss;
+pub mod net;
+pub mod optim;
+pub mod trainer;
+
+pub use batch::{HostBatch, OwnedBatch};
+pub use config::{DeviceChoice, LrSchedule, NetConfig, OptimizerConfig, Precision, TrainConfig};
+pub use error::TrainError;
+pub use evaluator::{EvaluatorOptions, TorchEvaluator, WeightsChoice};
+pub use logging::Progress;
+pub use net::Net;
+pub use trainer::{EvalStats, StepStats, Trainer};
+
+/// Whether a CUDA device is usable by libtorch in this process.
+pub fn cuda_available() -> bool {
+    tch::Cuda::is_available()
+}

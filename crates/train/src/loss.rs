@@ -1,0 +1,142 @@
+//! The training loss: policy cross-entropy over legal moves plus WDL value
+//! cross-entropy, each a weighted mean over the batch.
+
+use tch::{Kind, TchError, Tensor};
+
+use crate::batch::DeviceBatch;
+
+/// Logit given to illegal moves before the softmax: far below any real logit, yet finite
+/// so that `0 × log p` stays 0 instead of NaN.
+const ILLEGAL_LOGIT: f64 = -1e9;
+
+/// The parts of one batch's loss. `total` carries gradients; the rest are detached
+/// scalars for logging.
+#[derive(Debug)]
+pub struct Loss {
+    /// `policy + value_weight × value`.
+    pub total: Tensor,
+    /// Weighted mean cross-entropy between the visit distribution and the policy softmax
+    /// over legal moves.
+    pub policy: Tensor,
+    /// Weighted mean cross-entropy between the WDL target and the value softmax, over the
+    /// samples that have a value target.
+    pub value: Tensor,
+    /// Weighted share of samples whose most-visited move is the policy's top legal move.
+    pub policy_accuracy: Tensor,
+    /// Weighted share of samples (with a value target) whose most likely outcome the value
+    /// head picks.
+    pub value_accuracy: Tensor,
+}
+
+/// Log-probabilities over the legal moves only (illegal entries get ~-1e9).
+pub fn masked_log_softmax(policy_logits: &Tensor, legal: &Tensor) -> Result<Tensor, TchError> {
+    policy_logits
+        .f_masked_fill(&legal.f_logical_not()?, ILLEGAL_LOGIT)?
+        .f_log_softmax(1, Kind::Float)
+}
+
+/// Computes the loss of `(policy_logits, value_logits)` (f32, as [`crate::Net::forward`]
+/// returns them) against `batch`.
+pub fn loss(
+    policy_logits: &Tensor,
+    value_logits: &Tensor,
+    batch: &DeviceBatch,
+    value_weight: f64,
+) -> Result<Loss, TchError> {
+    let w = &batch.weight;
+    // Targets outside the legal set would meet a -1e9 log-probability; drop them.
+    let target = batch.policy.f_mul(&batch.legal.f_to_kind(Kind::Float)?)?;
+    let logp = masked_log_softmax(policy_logits, &batch.legal)?;
+    let policy_ce = target
+        .f_mul(&logp)?
+        .f_sum_dim_intlist(1, false, Kind::Float)?
+        .f_neg()?;
+    let has_policy = target
+        .f_sum_dim_intlist(1, false, Kind::Float)?
+        .f_gt(0.0)?
+        .f_to_kind(Kind::Float)?;
+    let wp = w.f_mul(&has_policy)?;
+    let policy = weighted_mean(&policy_ce, &wp)?;
+
+    let logv = value_logits.f_log_softmax(1, Kind::Float)?;
+    let value_ce = batch
+        .value
+        .f_mul(&logv)?
+        .f_sum_dim_intlist(1, false, Kind::Float)?
+        .f_neg()?;
+    let wv = w.f_mul(&batch.has_value)?;
+    let value = weighted_mean(&value_ce, &wv)?;
+    let total = policy.f_add(&value.f_mul_scalar(value_weight)?)?;
+
+    let (policy_accuracy, value_accuracy) = tch::no_grad(|| -> Result<_, TchError> {
+        let hit = logp
+            .f_argmax(1, false)?
+            .f_eq_tensor(&target.f_argmax(1, false)?)?;
+        let pa = weighted_mean(&hit.f_to_kind(Kind::Float)?, &wp)?;
+        let hit = value_logits
+            .f_argmax(1, false)?
+            .f_eq_tensor(&batch.value.f_argmax(1, false)?)?;
+        let va = weighted_mean(&hit.f_to_kind(Kind::Float)?, &wv)?;
+        Ok((pa, va))
+    })?;
+    Ok(Loss {
+        total,
+        policy: policy.f_detach()?,
+        value: value.f_detach()?,
+        policy_accuracy,
+        value_accuracy,
+    })
+}
+
+/// `Σ w·x / Σ w`, or 0 when every weight is 0 (no sample carries this target).
+fn weighted_mean(x: &Tensor, w: &Tensor) -> Result<Tensor, TchError> {
+    let den = w.f_sum(Kind::Float)?.f_clamp_min(1e-12)?;
+    x.f_mul(w)?.f_sum(Kind::Float)?.f_div(&den)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::batch::OwnedBatch;
+    use tch::Device;
+    use xq_nn::policy::POLICY_SIZE;
+
+    #[test]
+    fn loss_is_the_cross_entropy_over_legal_moves_only() {
+        // One sample, two legal moves with targets 0.75 / 0.25; logits 0 everywhere
+        // except a huge one on an illegal move, which must not matter.
+        let mut b = OwnedBatch::synthetic(1, 1, 1);
+        b.policy.fill(0.0);
+        b.legal.fill(0);
+        b.legal[10] = 1;
+        b.legal[20] = 1;
+        b.policy[10] = 0.75;
+        b.policy[20] = 0.25;
+        b.value = vec![1.0, 0.0, 0.0];
+        let d = b.view().to_device(1, Device::Cpu).unwrap();
+        let mut logits = vec![0.0f32; POLICY_SIZE];
+        logits[30] = 50.0;
+        let pl = Tensor::from_slice(&logits).view([1, -1]);
+        let vl = Tensor::from_slice(&[0.0f32, 0.0, 0.0]).view([1, 3]);
+        let l = loss(&pl, &vl, &d, 1.0).unwrap();
+        let p = f64::try_from(&l.policy).unwrap();
+        let v = f64::try_from(&l.value).unwrap();
+        assert!((p - 2f64.ln()).abs() < 1e-6, "policy loss {p}");
+        assert!((v - 3f64.ln()).abs() < 1e-6, "value loss {v}");
+        assert!((f64::try_from(&l.total).unwrap() - (p + v)).abs() < 1e-6);
+    }
+
+    #[test]
+    fn samples_without_a_value_target_add_no_value_loss() {
+        let mut b = OwnedBatch::synthetic(2, 1, 2);
+        b.has_value = vec![1.0, 0.0];
+        b.value = vec![1.0, 0.0, 0.0, 0.0, 0.0, 1.0];
+        let d = b.view().to_device(1, Device::Cpu).unwrap();
+        let pl = Tensor::zeros([2, POLICY_SIZE as i64], (Kind::Float, Device::Cpu));
+        // The first sample predicts its win; the second (no target) predicts the wrong result.
+        let vl = Tensor::from_slice(&[9.0f32, 0.0, 0.0, 9.0, 0.0, 0.0]).view([2, 3]);
+        let l = loss(&pl, &vl, &d, 1.0).unwrap();
+        assert!(f64::try_from(&l.value).unwrap() < 1e-3);
+        assert_eq!(f64::try_from(&l.value_accuracy).unwrap(), 1.0);
+    }
+}

@@ -1,0 +1,506 @@
+//! The training loop's building block: one [`Trainer`] owns the network, its EMA twin,
+//! the optimiser, the checkpoints of one run directory and its TensorBoard log.
+//!
+//! The caller drives it: pull a batch, [`Trainer::step`], and [`Trainer::save_checkpoint`]
+//! when [`Trainer::checkpoint_due`] (handing over the data pipeline's cursor first, so a
+//! resumed run continues with the same data). A run directory holds
+//! `checkpoints/` (see [`crate::checkpoint`]) and `tensorboard/`.
+//!
+//! **Exact resume.** Weights, batch-norm statistics, EMA, optimiser moments and step
+//! counts are all saved bit for bit, the learning rate is a function of the step, and the
+//! forward pass draws no random numbers (no dropout; torch's RNG only initialises the
+//! weights). So on the CPU with a fixed thread count, `N` straight steps and `K` steps,
+//! save, resume, `N − K` steps give identical weights (tested), provided the data pipeline
+//! replays the same batches from its cursor.
+
+use std::collections::HashMap;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use tch::nn::VarStore;
+use tch::{Device, Kind, Tensor};
+
+use crate::batch::{DeviceBatch, HostBatch};
+use crate::checkpoint::{
+    self, CHECKPOINT_DIR, OptimizerState, Sidecar, list_checkpoints, read_tensors, stem,
+    write_tensors,
+};
+use crate::config::TrainConfig;
+use crate::ema::Ema;
+use crate::error::TrainError;
+use crate::logging::{Progress, ProgressOut, TbLogger, tags};
+use crate::loss::loss;
+use crate::net::Net;
+use crate::optim::Optimizer;
+
+/// Name of the TensorBoard directory inside a run directory.
+pub const TENSORBOARD_DIR: &str = "tensorboard";
+
+/// What one training step measured.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepStats {
+    /// Steps taken after this one (1 after the first step).
+    pub step: u64,
+    /// Samples in the batch.
+    pub samples: usize,
+    pub total_loss: f64,
+    pub policy_loss: f64,
+    pub value_loss: f64,
+    pub policy_accuracy: f64,
+    pub value_accuracy: f64,
+    /// Global gradient norm before clipping.
+    pub grad_norm: f64,
+    /// Learning rate used for this step.
+    pub lr: f64,
+}
+
+/// Loss and accuracy of a batch evaluated without training (e.g. a held-out split).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct EvalStats {
+    pub samples: usize,
+    pub total_loss: f64,
+    pub policy_loss: f64,
+    pub value_loss: f64,
+    pub policy_accuracy: f64,
+    pub value_accuracy: f64,
+}
+
+/// Sums over the current logging interval.
+#[derive(Debug)]
+struct Interval {
+    steps: u64,
+    samples: u64,
+    sums: [f64; 6],
+    started: Instant,
+    in_step: Duration,
+}
+
+impl Interval {
+    fn new() -> Interval {
+        Interval {
+            steps: 0,
+            samples: 0,
+            sums: [0.0; 6],
+            started: Instant::now(),
+            in_step: Duration::ZERO,
+        }
+    }
+}
+
+/// See the module documentation.
+#[derive(Debug)]
+pub struct Trainer {
+    config: TrainConfig,
+    run_dir: PathBuf,
+    device: Device,
+    kind: Kind,
+    vs: VarStore,
+    net: Net,
+    ema_vs: VarStore,
+    ema_net: Net,
+    opt: Optimizer,
+    ema: Ema,
+    step: u64,
+    samples_seen: u64,
+    data_cursor: Option<serde_json::Value>,
+    window_size: Option<u64>,
+    tb: TbLogger,
+    progress: ProgressOut,
+    interval: Interval,
+}
+
+impl Trainer {
+    /// Starts a new run in `run_dir` (created if needed) with freshly initialised weights
+    /// (seeded by `config.seed`). Refuses a run directory that already has checkpoints.
+    pub fn new(run_dir: impl AsRef<Path>, config: TrainConfig) -> Result<Trainer, TrainError> {
+        config.validate()?;
+        let run_dir = run_dir.as_ref();
+        let ckdir = run_dir.join(CHECKPOINT_DIR);
+        if !list_checkpoints(&ckdir)?.is_empty() {
+            return Err(TrainError::RunExists(run_dir.to_path_buf()));
+        }
+        fs::create_dir_all(&ckdir).map_err(|e| TrainError::io(&ckdir, e))?;
+        Trainer::build(run_dir, config)
+    }
+
+    /// Resumes `run_dir` from its newest complete checkpoint. The checkpoint's
+    /// architecture and optimiser kind must match `config`; other settings (learning
+    /// rate, schedule, clipping, EMA decay, logging) come from `config`, so a run can be
+    /// continued with new hyper-parameters.
+    pub fn resume(run_dir: impl AsRef<Path>, config: TrainConfig) -> Result<Trainer, TrainError> {
+        config.validate()?;
+        let run_dir = run_dir.as_ref();
+        let ckdir = run_dir.join(CHECKPOINT_DIR);
+        let (_, path) = list_checkpoints(&ckdir)?
+            .pop()
+            .ok_or_else(|| TrainError::NoCheckpoint(run_dir.to_path_buf()))?;
+        let sc = Sidecar::read(&path)?;
+        if sc.net != config.net {
+            return Err(TrainError::Mismatch(format!(
+                "net: {} was trained with {}, the config asks for {}",
+                path.display(),
+                serde_json::to_string(&sc.net).unwrap_or_default(),
+                serde_json::to_string(&config.net).unwrap_or_default(),
+            )));
+        }
+        let opt_state = sc
+            .optimizer
+            .clone()
+            .ok_or_else(|| TrainError::BadCheckpoint {
+                path: path.clone(),
+                what: "no optimizer state: an exported network, not a training checkpoint".into(),
+            })?;
+        if opt_state.kind != config.optimizer.kind() {
+            return Err(TrainError::Mismatch(format!(
+                "optimizer.kind: {} was trained with {}, the config asks for {}",
+                path.display(),
+                opt_state.kind,
+                config.optimizer.kind()
+            )));
+        }
+        let mut t = Trainer::build(run_dir, config)?;
+        let dir = path.parent().unwrap_or(Path::new("."));
+        let weights = dir.join(&sc.weights);
+        checkpoint::load_into(&t.vs.variables(), &read_tensors(&weights)?, &weights)?;
+        let ema_path = dir.join(&sc.ema);
+        t.ema
+            .load(&read_tensors(&ema_path)?, sc.ema_updates)
+            .map_err(|what| TrainError::BadCheckpoint {
+                path: ema_path.clone(),
+                what,
+            })?;
+        let opt_path = dir.join(&opt_state.file);
+        t.opt
+            .load_state(&read_tensors(&opt_path)?, opt_state.steps)
+            .map_err(|what| TrainError::BadCheckpoint {
+                path: opt_path.clone(),
+                what,
+            })?;
+        t.step = sc.step;
+        t.samples_seen = sc.samples_seen;
+        t.data_cursor = sc.data_cursor;
+        t.progress = ProgressOut::new(Progress::Auto, t.config.total_steps, t.step);
+        t.progress
+            .println(&format!("resumed {} at step {}", path.display(), t.step));
+        Ok(t)
+    }
+
+    /// [`Trainer::resume`] if `run_dir` has a checkpoint, else [`Trainer::new`].
+    pub fn open(run_dir: impl AsRef<Path>, config: TrainConfig) -> Result<Trainer, TrainError> {
+        let ckdir = run_dir.as_ref().join(CHECKPOINT_DIR);
+        if list_checkpoints(&ckdir)?.is_empty() {
+            Trainer::new(run_dir, config)
+        } else {
+            Trainer::resume(run_dir, config)
+        }
+    }
+
+    fn build(run_dir: &Path, config: TrainConfig) -> Result<Trainer, TrainError> {
+        if config.threads > 0 {
+            tch::set_num_threads(config.threads as i32);
+        }
+        let device = config.device.device();
+        if let Device::Cuda(i) = device
+            && i >= tch::Cuda::device_count() as usize
+        {
+            return Err(TrainError::Config(format!(
+                "device: cuda:{i} requested but libtorch sees {} CUDA device(s)",
+                tch::Cuda::device_count()
+            )));
+        }
+        let kind = config.precision.compute_kind(device);
+        // torch's RNG is global: hold a lock from seeding to the last random draw so two
+        // trainers built at once on different threads still get their seed's weights.
+        let guard = crate::net::init_lock();
+        tch::manual_seed(config.seed as i64);
+        let vs = VarStore::new(device);
+        let net = Net::new(&vs.root(), &config.net)?;
+        let ema_vs = VarStore::new(device);
+        let ema_net = Net::new(&ema_vs.root(), &config.net)?;
+        drop(guard);
+        let vars = vs.variables();
+        let opt = Optimizer::new(config.optimizer.clone(), &vars)?;
+        let ema = Ema::new(config.ema_decay, &vars, &ema_vs.variables())?;
+        let progress = ProgressOut::new(Progress::Auto, config.total_steps, 0);
+        Ok(Trainer {
+            tb: TbLogger::new(run_dir.join(TENSORBOARD_DIR)),
+            run_dir: run_dir.to_path_buf(),
+            device,
+            kind,
+            vs,
+            net,
+            ema_vs,
+            ema_net,
+            opt,
+            ema,
+            step: 0,
+            samples_seen: 0,
+            data_cursor: None,
+            window_size: None,
+            progress,
+            interval: Interval::new(),
+            config,
+        })
+    }
+
+    /// Chooses how progress is shown (default: bar on a terminal, lines otherwise).
+    pub fn set_progress(&mut self, mode: Progress) {
+        self.progress = ProgressOut::new(mode, self.config.total_steps, self.step);
+    }
+
+    /// One optimiser step on `batch`. A batch whose loss is NaN or infinite is refused
+    /// (`TrainError::Diverged`) before the weights change.
+    pub fn step(&mut self, batch: &HostBatch<'_>) -> Result<StepStats, TrainError> {
+        let t0 = Instant::now();
+        let planes = self.config.net.input_planes();
+        let d = batch.to_device(planes, self.device)?;
+        self.opt.zero_grad();
+        let (pl, vl) = self.net.forward(&d.inputs, true, self.kind)?;
+        let l = loss(&pl, &vl, &d, self.config.value_loss_weight)?;
+        l.total.f_backward()?;
+        let grad_norm = self.opt.clip_grad_norm(self.config.grad_clip)?;
+        let host = scalars(&[
+            &l.total,
+            &l.policy,
+            &l.value,
+            &l.policy_accuracy,
+            &l.value_accuracy,
+            &grad_norm.f_to_device(self.device)?,
+        ])?;
+        if host.iter().any(|x| !x.is_finite()) {
+            self.opt.zero_grad();
+            return Err(TrainError::Diverged {
+                step: self.step,
+                loss: host[0],
+            });
+        }
+        let lr = self.config.lr_at(self.step);
+        self.opt.step(lr)?;
+        self.ema.update()?;
+        self.step += 1;
+        self.samples_seen += batch.len as u64;
+        let stats = StepStats {
+            step: self.step,
+            samples: batch.len,
+            total_loss: host[0],
+            policy_loss: host[1],
+            value_loss: host[2],
+            policy_accuracy: host[3],
+            value_accuracy: host[4],
+            grad_norm: host[5],
+            lr,
+        };
+        self.interval.in_step += t0.elapsed();
+        self.record(&stats)?;
+        Ok(stats)
+    }
+
+    fn record(&mut self, s: &StepStats) -> Result<(), TrainError> {
+        let iv = &mut self.interval;
+        iv.steps += 1;
+        iv.samples += s.samples as u64;
+        for (sum, v) in iv.sums.iter_mut().zip([
+            s.total_loss,
+            s.policy_loss,
+            s.value_loss,
+            s.policy_accuracy,
+            s.value_accuracy,
+            s.grad_norm,
+        ]) {
+            *sum += v;
+        }
+        let log_now = self.config.log_every > 0 && self.step.is_multiple_of(self.config.log_every);
+        let n = iv.steps as f64;
+        let wall = iv.started.elapsed().as_secs_f64().max(1e-9);
+        let rate = iv.samples as f64 / wall;
+        let mean = iv.sums.map(|x| x / n);
+        self.progress.step(self.step, log_now, || {
+            format!(
+                "loss {:.4} (p {:.4} v {:.4}) top1 {:.3} lr {:.2e} {:.0} samples/s",
+                mean[0], mean[1], mean[2], mean[3], s.lr, rate
+            )
+        });
+        if !log_now {
+            return Ok(());
+        }
+        let wait = 1.0 - (iv.in_step.as_secs_f64() / wall).min(1.0);
+        let step = self.step;
+        let mut rows = vec![
+            (tags::TOTAL_LOSS, mean[0]),
+            (tags::POLICY_LOSS, mean[1]),
+            (tags::VALUE_LOSS, mean[2]),
+            (tags::POLICY_ACCURACY, mean[3]),
+            (tags::VALUE_ACCURACY, mean[4]),
+            (tags::GRAD_NORM, mean[5]),
+            (tags::LEARNING_RATE, s.lr),
+            (tags::SAMPLES_PER_SEC, rate),
+            (tags::DATA_WAIT, wait),
+        ];
+        if let Some(w) = self.window_size {
+            rows.push((tags::WINDOW_SIZE, w as f64));
+        }
+        for (tag, v) in rows {
+            self.tb.scalar(tag, v, step)?;
+        }
+        self.tb.flush();
+        self.interval = Interval::new();
+        Ok(())
+    }
+
+    /// Loss and accuracy of the EMA network on `batch`, without training (batch norm in
+    /// inference mode). For a held-out split.
+    pub fn evaluate(&mut self, batch: &HostBatch<'_>) -> Result<EvalStats, TrainError> {
+        let d: DeviceBatch = batch.to_device(self.config.net.input_planes(), self.device)?;
+        let host = tch::no_grad(|| -> Result<Vec<f64>, TrainError> {
+            let (pl, vl) = self.ema_net.forward(&d.inputs, false, self.kind)?;
+            let l = loss(&pl, &vl, &d, self.config.value_loss_weight)?;
+            scalars(&[
+                &l.total,
+                &l.policy,
+                &l.value,
+                &l.policy_accuracy,
+                &l.value_accuracy,
+            ])
+        })?;
+        Ok(EvalStats {
+            samples: batch.len,
+            total_loss: host[0],
+            policy_loss: host[1],
+            value_loss: host[2],
+            policy_accuracy: host[3],
+            value_accuracy: host[4],
+        })
+    }
+
+    /// Logs a scalar to the run's TensorBoard at the current step (e.g.
+    /// `heldout/policy_top1` from [`Trainer::evaluate`]).
+    pub fn log_scalar(&mut self, tag: &str, value: f64) -> Result<(), TrainError> {
+        self.tb.scalar(tag, value, self.step)?;
+        self.tb.flush();
+        Ok(())
+    }
+
+    /// Prints a line through the progress output (above the bar on a terminal).
+    pub fn println(&self, line: &str) {
+        self.progress.println(line);
+    }
+
+    /// Whether `config.checkpoint_every` says the current step should be saved.
+    pub fn checkpoint_due(&self) -> bool {
+        self.config.checkpoint_every > 0
+            && self.step > 0
+            && self.step.is_multiple_of(self.config.checkpoint_every)
+    }
+
+    /// Writes a checkpoint of the current step (see [`crate::checkpoint`]) and prunes old
+    /// ones beyond `config.keep_checkpoints`; returns the sidecar's path.
+    pub fn save_checkpoint(&mut self) -> Result<PathBuf, TrainError> {
+        let dir = self.run_dir.join(CHECKPOINT_DIR);
+        fs::create_dir_all(&dir).map_err(|e| TrainError::io(&dir, e))?;
+        let stem = stem(self.step);
+        let weights = format!("{stem}.weights.safetensors");
+        let ema = format!("{stem}.ema.safetensors");
+        let optim = format!("{stem}.optim.safetensors");
+        write_tensors(&dir.join(&weights), &sorted(self.vs.variables()))?;
+        write_tensors(&dir.join(&ema), &self.ema.tensors())?;
+        write_tensors(&dir.join(&optim), &self.opt.state_tensors())?;
+        let mut sc = Sidecar::new(
+            self.config.net.clone(),
+            self.step,
+            self.samples_seen,
+            self.config.seed,
+        );
+        sc.weights = weights;
+        sc.ema = ema;
+        sc.ema_updates = self.ema.updates();
+        sc.optimizer = Some(OptimizerState {
+            kind: self.opt.config().kind().into(),
+            steps: self.opt.steps(),
+            file: optim,
+        });
+        sc.data_cursor = self.data_cursor.clone();
+        sc.train = Some(self.config.clone());
+        let path = dir.join(format!("{stem}.json"));
+        sc.write(&path)?;
+        checkpoint::prune(&dir, self.config.keep_checkpoints)?;
+        Ok(path)
+    }
+
+    /// Stores the data pipeline's cursor; the next checkpoint saves it.
+    pub fn set_data_cursor(&mut self, cursor: serde_json::Value) {
+        self.data_cursor = Some(cursor);
+    }
+
+    /// The data cursor restored from the checkpoint (or last set).
+    pub fn data_cursor(&self) -> Option<&serde_json::Value> {
+        self.data_cursor.as_ref()
+    }
+
+    /// Current replay-window size, logged with the next scalars.
+    pub fn set_window_size(&mut self, samples: u64) {
+        self.window_size = Some(samples);
+    }
+
+    /// Optimiser steps taken.
+    pub fn step_count(&self) -> u64 {
+        self.step
+    }
+
+    /// Training samples consumed.
+    pub fn samples_seen(&self) -> u64 {
+        self.samples_seen
+    }
+
+    /// The configuration in force.
+    pub fn config(&self) -> &TrainConfig {
+        &self.config
+    }
+
+    /// The run directory.
+    pub fn run_dir(&self) -> &Path {
+        &self.run_dir
+    }
+
+    /// The device training runs on.
+    pub fn device(&self) -> Device {
+        self.device
+    }
+
+    /// The live network.
+    pub fn net(&self) -> &Net {
+        &self.net
+    }
+
+    /// The EMA network (what checkpoints export for evaluation).
+    pub fn ema_net(&self) -> &Net {
+        &self.ema_net
+    }
+
+    /// The live weights by name (sorted), e.g. to compare two runs.
+    pub fn weights(&self) -> Vec<(String, Tensor)> {
+        sorted(self.vs.variables())
+    }
+
+    /// The EMA weights by name (sorted).
+    pub fn ema_weights(&self) -> Vec<(String, Tensor)> {
+        sorted(self.ema_vs.variables())
+    }
+}
+
+/// Variables sorted by name.
+fn sorted(vars: HashMap<String, Tensor>) -> Vec<(String, Tensor)> {
+    let mut v: Vec<_> = vars.into_iter().collect();
+    v.sort_by(|a, b| a.0.cmp(&b.0));
+    v
+}
+
+/// Copies scalar tensors to the host in one transfer.
+fn scalars(ts: &[&Tensor]) -> Result<Vec<f64>, TrainError> {
+    let flat: Vec<Tensor> = ts
+        .iter()
+        .map(|t| t.f_to_kind(Kind::Double)?.f_reshape([1]))
+        .collect::<Result<_, _>>()?;
+    let all = Tensor::f_cat(&flat, 0)?.f_to_device(Device::Cpu)?;
+    Ok(Vec::<f64>::try_from(&all)?)
+}
