@@ -27,7 +27,8 @@ pub struct SearchResult {
     pub wdl: [f32; 3],
     /// The move the search recommends: the most-visited (PUCT) or the Gumbel action.
     pub best_move: Option<Move>,
-    /// Principal variation: `best_move`, then the most-visited reply at each level.
+    /// Principal variation: `best_move`, then at each level a move that wins by force
+    /// if one is proven, else the most-visited reply.
     pub pv: Vec<Move>,
     /// Completed visits of the root, including those kept by tree reuse.
     pub root_visits: u32,

@@ -396,7 +396,7 @@ impl Search {
             return Err(SearchError::IllegalMove { mv, fen: pos.fen() });
         }
         let root = self.tree.link[0];
-        let child = if self.params.tree_reuse && root.state == State::Expanded {
+        let child = if self.params.tree_reuse && root.state.has_children() {
             root.children().find(|&c| self.tree.link[c].mv == mv)
         } else {
             None
@@ -404,7 +404,7 @@ impl Search {
         self.line.play_unchecked(mv);
         self.root_ply = self.line.ply();
         match child {
-            Some(c) if self.tree.link[c].state == State::Expanded => {
+            Some(c) if self.tree.link[c].state.has_children() => {
                 self.tree.compact(&mut self.spare, c);
                 self.root_raw = None;
                 self.gumbel = None;
@@ -477,7 +477,7 @@ impl Search {
                     idx = child;
                     depth += 1;
                 }
-                State::Terminal => {
+                State::Terminal | State::Proven => {
                     self.tree.backup(idx, node.value, draw_of(node.value));
                     break Outcome::Visit;
                 }
@@ -526,6 +526,7 @@ impl Search {
             node.state = State::Terminal;
             node.value = v;
             self.tree.backup(idx, v, draw_of(v));
+            self.tree.prove_upwards(idx);
             return Outcome::Visit;
         }
         self.tree.link[idx].state = State::Pending;
@@ -726,7 +727,8 @@ impl Search {
                 false,
             ),
             _ => {
-                let best = most_visited(children);
+                let links = &self.tree.link[root_link.children()];
+                let best = winning_child(children, links).or_else(|| most_visited(children));
                 let prune = self.forced_playouts_on() && self.params.prune_policy_target;
                 let target_visits = match best {
                     Some(b) if prune => self.pruned_visits(children, b),
@@ -740,10 +742,11 @@ impl Search {
         if let Some(b) = best {
             pv.push(moves[b]);
             let mut node = self.tree.link[root_link.first_child as usize + b];
-            while node.state == State::Expanded {
+            while node.state.has_children() {
                 let range = node.children();
                 let kids = &self.tree.stat[range.clone()];
-                match most_visited(kids) {
+                let links = &self.tree.link[range.clone()];
+                match winning_child(kids, links).or_else(|| most_visited(kids)) {
                     Some(i) if kids[i].n > 0 => {
                         node = self.tree.link[range.start + i];
                         pv.push(node.mv);
@@ -825,6 +828,14 @@ fn most_visited(children: &[Stat]) -> Option<usize> {
             .then(x.prior.total_cmp(&y.prior))
             .then(b.cmp(&a))
     })
+}
+
+/// The most-visited child whose move wins by force (its node is lost for the side to
+/// move there, by the rules or by proof), if any.
+fn winning_child(stats: &[Stat], links: &[Link]) -> Option<usize> {
+    (0..stats.len())
+        .filter(|&i| links[i].state.is_exact() && links[i].value == -1.0)
+        .max_by_key(|&i| (stats[i].n, std::cmp::Reverse(i)))
 }
 
 /// `w` normalised to sum 1, or `fallback` when `w` is all zero.

@@ -16,6 +16,23 @@ pub(crate) enum State {
     Expanded,
     /// The game is over here; `value` holds the rules' verdict.
     Terminal,
+    /// Expanded, and its value is proven from terminal children (MCTS-solver):
+    /// `value` holds the exact result; its children stay for the principal variation.
+    Proven,
+}
+
+impl State {
+    /// Whether the node has children.
+    #[inline]
+    pub(crate) fn has_children(self) -> bool {
+        matches!(self, State::Expanded | State::Proven)
+    }
+
+    /// Whether the node's value is exact (no need to search below it).
+    #[inline]
+    pub(crate) fn is_exact(self) -> bool {
+        matches!(self, State::Terminal | State::Proven)
+    }
 }
 
 /// The part of a node that child selection reads, kept apart (struct of arrays) so a
@@ -117,18 +134,25 @@ impl Tree {
 
     /// Adds one completed visit with value `v_stm` (for the side to move at `leaf`)
     /// and draw probability `d` to `leaf` and its ancestors, removing the in-flight
-    /// mark each carries.
+    /// mark each carries. From a proven node upwards the visit carries the proven value
+    /// instead (a leaf that was in flight when its ancestor got proven).
     #[inline]
     pub(crate) fn backup(&mut self, leaf: usize, v_stm: f32, d: f32) {
         let mut v = -v_stm;
+        let mut d = d;
         let mut i = leaf;
         loop {
+            let l = &mut self.link[i];
+            if l.state == State::Proven {
+                v = -l.value;
+                d = if l.value == 0.0 { 1.0 } else { 0.0 };
+            }
+            l.d_sum += d;
             let s = &mut self.stat[i];
             s.n += 1;
             s.vl -= 1;
             s.q_sum += v;
-            let l = &mut self.link[i];
-            l.d_sum += d;
+            let l = &self.link[i];
             if l.parent == NO_PARENT {
                 return;
             }
@@ -150,6 +174,47 @@ impl Tree {
             }
             below = Some(i);
             i = parent as usize;
+        }
+    }
+
+    /// MCTS-solver step after `node` got an exact value (terminal or proven): proves
+    /// its parent when one child wins for the parent's mover, or when every child is
+    /// exact (the parent's value is then the best of them), and goes on upwards. The
+    /// root is never proven, so it keeps searching and reporting all its moves.
+    ///
+    /// A newly proven node's Q is set to its exact value (the mean over its visits is
+    /// rewritten), so its parent's selection sees the proof at once.
+    pub(crate) fn prove_upwards(&mut self, mut node: usize) {
+        loop {
+            let parent = self.link[node].parent;
+            if parent == NO_PARENT || parent == 0 {
+                return;
+            }
+            let p = parent as usize;
+            if self.link[p].state != State::Expanded {
+                return;
+            }
+            // Values for the parent's side to move are minus the children's.
+            let v = -self.link[node].value;
+            let value = if v == 1.0 {
+                1.0
+            } else {
+                let mut best = f32::NEG_INFINITY;
+                for c in self.link[p].children() {
+                    if !self.link[c].state.is_exact() {
+                        return;
+                    }
+                    best = best.max(-self.link[c].value);
+                }
+                best
+            };
+            let l = &mut self.link[p];
+            l.state = State::Proven;
+            l.value = value;
+            let s = &mut self.stat[p];
+            s.q_sum = -value * s.n as f32;
+            l.d_sum = if value == 0.0 { s.n as f32 } else { 0.0 };
+            node = p;
         }
     }
 
