@@ -1,0 +1,311 @@
+//! The `[selfplay]` section of a config file: every knob of a self-play worker.
+//!
+//! The section is self-contained: a file may hold other sections (`[train]`, `[run]`,
+//! …) that belong to other commands and are not looked at here, but inside
+//! `[selfplay]` (and its `[selfplay.search]` table) an unknown key is an error that
+//! names it, so a typo never silently falls back to a default.
+
+use std::path::Path;
+
+use serde::{Deserialize, Serialize};
+use xq_mcts::SearchParams;
+
+/// Why a configuration was refused. Messages name the key.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config {path}: {source}")]
+    Read {
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    /// TOML syntax, an unknown key or a value of the wrong type; toml's message names
+    /// the key and the line.
+    #[error("config {path}: {message}")]
+    Parse { path: String, message: String },
+    /// A value of the right type but out of range.
+    #[error("selfplay.{key} must be {need}")]
+    Invalid { key: String, need: &'static str },
+}
+
+/// The self-play worker's settings (`[selfplay]`). Every field has a default, so an
+/// empty section (or none at all) is a valid configuration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SelfplayConfig {
+    /// Games played at once in this process. Each step of a game's search yields
+    /// `leaves_per_game` positions to evaluate, so this (times `leaves_per_game`) is
+    /// what can fill the evaluator's batches: hundreds on a GPU, tens on a CPU.
+    pub parallel_games: usize,
+    /// Threads that step the games' searches (the games are split evenly between
+    /// them). With two or more, one group's search runs while the evaluator works on
+    /// another group's batch, which is what keeps the evaluator busy.
+    pub search_threads: usize,
+    /// Leaves each game's search selects per step (with virtual loss). 1 is exact
+    /// sequential MCTS per game; batching happens across games.
+    pub leaves_per_game: usize,
+    /// Most positions per evaluator call.
+    pub max_batch: usize,
+    /// How long the evaluation server waits for more requests to fill a batch after
+    /// the first one arrives, in milliseconds. It never waits when every search thread
+    /// has already sent its request.
+    pub batch_timeout_ms: u64,
+    /// Entries of the evaluation cache (0 disables it). Keyed by what the encoder sees,
+    /// so a hit is exactly the evaluation the network would return.
+    pub cache_size: usize,
+    /// A side resigns when its root value (win − loss in [-1, 1]) stays below this for
+    /// `resign_consecutive` of its own moves in a row. -1 or less disables resignation.
+    pub resign_threshold: f32,
+    /// How many consecutive own moves below the threshold trigger a resignation.
+    pub resign_consecutive: u32,
+    /// No resignation before this many plies of the game.
+    pub resign_min_ply: u32,
+    /// Share of games in which resignation is disabled. Those games are played out and
+    /// report whether a resignation would have been wrong (the false-positive rate).
+    pub resign_disabled_fraction: f32,
+    /// Plies after which an unfinished game is adjudicated a draw.
+    pub max_plies: u32,
+    /// Finished games per output file (a chunk and a PGN file). 1 loses no finished
+    /// game when the worker is killed; larger values make fewer, bigger files.
+    pub games_per_file: usize,
+    /// Seconds between looks at the accepted-model pointer.
+    pub model_poll_seconds: f64,
+    /// Write Chinese move notation as PGN comments (`1. h2e2 {炮二平五} ...`).
+    pub pgn_chinese_comments: bool,
+    /// The search's knobs (`[selfplay.search]`, see `xq_mcts::SearchParams`), including
+    /// playout cap randomization (`[selfplay.search.playout_cap]`), root noise and the
+    /// move temperature schedule.
+    pub search: SearchParams,
+}
+
+impl Default for SelfplayConfig {
+    fn default() -> SelfplayConfig {
+        SelfplayConfig {
+            parallel_games: 128,
+            search_threads: 2,
+            leaves_per_game: 1,
+            max_batch: 256,
+            batch_timeout_ms: 2,
+            cache_size: 1 << 18,
+            resign_threshold: -0.9,
+            resign_consecutive: 3,
+            resign_min_ply: 20,
+            resign_disabled_fraction: 0.1,
+            max_plies: 400,
+            games_per_file: 1,
+            model_poll_seconds: 10.0,
+            pgn_chinese_comments: true,
+            search: SearchParams::default(),
+        }
+    }
+}
+
+/// The file layout: only the `selfplay` table is read; other tables belong to other
+/// commands and are skipped.
+#[derive(Debug, Deserialize)]
+struct File {
+    #[serde(default)]
+    selfplay: Option<SelfplayConfig>,
+}
+
+impl SelfplayConfig {
+    /// Reads the `[selfplay]` section of a TOML file (defaults when it is absent).
+    ///
+    /// # Errors
+    /// An unreadable file, bad TOML, an unknown key or a bad value, naming the key.
+    pub fn from_file(path: &Path) -> Result<SelfplayConfig, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.display().to_string(),
+            source,
+        })?;
+        SelfplayConfig::from_toml(&text).map_err(|e| match e {
+            ConfigError::Parse { message, .. } => ConfigError::Parse {
+                path: path.display().to_string(),
+                message,
+            },
+            other => other,
+        })
+    }
+
+    /// Parses the `[selfplay]` section of TOML text; see [`SelfplayConfig::from_file`].
+    ///
+    /// # Errors
+    /// As [`SelfplayConfig::from_file`] (the path in a parse error is `<text>`).
+    pub fn from_toml(text: &str) -> Result<SelfplayConfig, ConfigError> {
+        let file: File = toml::from_str(text).map_err(|e| ConfigError::Parse {
+            path: "<text>".into(),
+            message: one_line(text, &e),
+        })?;
+        let config = file.selfplay.unwrap_or_default();
+        config.validate()?;
+        Ok(config)
+    }
+
+    /// Checks every value's range; the error names the first bad key.
+    ///
+    /// # Errors
+    /// [`ConfigError::Invalid`].
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        fn check(ok: bool, key: &str, need: &'static str) -> Result<(), ConfigError> {
+            if ok {
+                Ok(())
+            } else {
+                Err(ConfigError::Invalid {
+                    key: key.to_owned(),
+                    need,
+                })
+            }
+        }
+        check(
+            (1..=65536).contains(&self.parallel_games),
+            "parallel_games",
+            "an integer in 1..=65536",
+        )?;
+        check(
+            (1..=256).contains(&self.search_threads),
+            "search_threads",
+            "an integer in 1..=256",
+        )?;
+        check(
+            (1..=256).contains(&self.leaves_per_game),
+            "leaves_per_game",
+            "an integer in 1..=256",
+        )?;
+        check(
+            (1..=65536).contains(&self.max_batch),
+            "max_batch",
+            "an integer in 1..=65536",
+        )?;
+        check(
+            self.batch_timeout_ms <= 10_000,
+            "batch_timeout_ms",
+            "at most 10000",
+        )?;
+        check(
+            self.cache_size <= 1 << 30,
+            "cache_size",
+            "at most 2^30 entries",
+        )?;
+        check(
+            self.resign_threshold.is_finite(),
+            "resign_threshold",
+            "a finite number (-1 or less disables resignation)",
+        )?;
+        check(
+            self.resign_consecutive >= 1,
+            "resign_consecutive",
+            "an integer >= 1",
+        )?;
+        check(
+            (0.0..=1.0).contains(&self.resign_disabled_fraction),
+            "resign_disabled_fraction",
+            "a number in [0, 1]",
+        )?;
+        check(
+            (1..=u32::from(u16::MAX)).contains(&self.max_plies),
+            "max_plies",
+            "an integer in 1..=65535",
+        )?;
+        check(
+            (1..=100_000).contains(&self.games_per_file),
+            "games_per_file",
+            "an integer in 1..=100000",
+        )?;
+        check(
+            self.model_poll_seconds.is_finite() && self.model_poll_seconds > 0.0,
+            "model_poll_seconds",
+            "a finite number > 0",
+        )?;
+        self.search.validate().map_err(|e| ConfigError::Invalid {
+            key: format!("search.{}", e.field),
+            need: e.need,
+        })
+    }
+
+    /// Whether resignation can happen at all.
+    pub fn resign_enabled(&self) -> bool {
+        self.resign_threshold > -1.0
+    }
+}
+
+/// toml's message on one line, with the line number and the offending line's text
+/// (which holds the key when the message itself does not name it).
+fn one_line(text: &str, e: &toml::de::Error) -> String {
+    let message = e.message().trim().replace('\n', " ");
+    match e.span() {
+        Some(span) => {
+            let at = span.start.min(text.len());
+            let line = text[..at].matches('\n').count() + 1;
+            let src = text.lines().nth(line - 1).unwrap_or("").trim();
+            format!("line {line}: {message} (`{src}`)")
+        }
+        None => message,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_text_and_empty_section_give_defaults() {
+        assert_eq!(
+            SelfplayConfig::from_toml("").unwrap(),
+            SelfplayConfig::default()
+        );
+        assert_eq!(
+            SelfplayConfig::from_toml("[selfplay]\n").unwrap(),
+            SelfplayConfig::default()
+        );
+    }
+
+    #[test]
+    fn keys_override_defaults_including_nested_search_tables() {
+        let text = r#"
+            [train]
+            anything = "belongs to another command"
+
+            [selfplay]
+            parallel_games = 8
+            max_batch = 16
+            resign_disabled_fraction = 0.25
+
+            [selfplay.search]
+            c_puct_init = 1.5
+
+            [selfplay.search.playout_cap]
+            full_visits = 32
+        "#;
+        let c = SelfplayConfig::from_toml(text).unwrap();
+        assert_eq!(c.parallel_games, 8);
+        assert_eq!(c.max_batch, 16);
+        assert_eq!(c.resign_disabled_fraction, 0.25);
+        assert_eq!(c.search.c_puct_init, 1.5);
+        assert_eq!(c.search.playout_cap.full_visits, 32);
+        assert_eq!(
+            c.search.playout_cap.cheap_visits,
+            SearchParams::default().playout_cap.cheap_visits
+        );
+    }
+
+    #[test]
+    fn unknown_and_invalid_keys_are_named() {
+        let cases = [
+            ("[selfplay]\nparalel_games = 3\n", "paralel_games"),
+            ("[selfplay.search]\nc_puct = 3\n", "c_puct"),
+            ("[selfplay]\nmax_batch = 0\n", "max_batch"),
+            (
+                "[selfplay]\nresign_disabled_fraction = 1.5\n",
+                "resign_disabled_fraction",
+            ),
+            ("[selfplay]\nparallel_games = \"many\"\n", "parallel_games"),
+            ("[selfplay.search]\nbatch_size = 0\n", "search.batch_size"),
+            ("[selfplay]\nmax_plies = 0\n", "max_plies"),
+        ];
+        for (text, key) in cases {
+            let err = SelfplayConfig::from_toml(text).unwrap_err().to_string();
+            assert!(err.contains(key), "{text:?} gave {err:?}");
+            assert!(!err.contains('\n'), "multi-line error {err:?}");
+        }
+    }
+}

@@ -1,0 +1,107 @@
+//! Self-play workers for xqzero: one process plays many games at once and keeps the
+//! network busy.
+//!
+//! # Design
+//!
+//! - **Games** ([`game::GameState`]) are step-form [`xq_mcts::Search`]es over a
+//!   [`xq_core::Game`] that judges every position by the CXA rules. `parallel_games`
+//!   of them are split between `search_threads` threads; each thread steps all its
+//!   games, collects their leaf requests, answers what it can from the evaluation
+//!   cache and sends the rest as one request to the evaluation server.
+//! - **The evaluation server** ([`server`]) runs on the thread that called [`run`] and
+//!   owns the [`xq_nn::Evaluator`] (a torch model must stay on one thread). It merges
+//!   the threads' requests into batches of up to `max_batch`, waiting at most
+//!   `batch_timeout_ms` for more, and never waiting when every thread has sent. With
+//!   two or more search threads one thread's searches run while the other's batch is
+//!   evaluated. Answers go back on the asking thread's own channel, in request order.
+//! - **The cache** ([`cache`]) is keyed by what the encoder sees (the history window's
+//!   hashes and the no-capture counter), bounded, with clock replacement; it is
+//!   cleared when the network changes.
+//! - **Self-play policy**: the move temperature schedule, Dirichlet noise at the root
+//!   of full searches and playout cap randomization come from
+//!   [`xq_mcts::SearchParams`] (`[selfplay.search]`); only full-search positions are
+//!   written as training data, with their (pruned) visit distribution. Resignation
+//!   needs the root value below `resign_threshold` for `resign_consecutive` own moves
+//!   in a row; a `resign_disabled_fraction` of games never resigns and reports whether
+//!   a resignation would have been wrong (the false-positive rate in the progress line
+//!   and [`stats::Snapshot::resign_false_positive_rate`]). A game that reaches
+//!   `max_plies` is adjudicated a draw.
+//! - **Networks**: the first generation of a run uses the uniform evaluator (what
+//!   AlphaZero's random initialisation amounts to); a [`ModelSource`] is polled on a
+//!   thread of its own, and a new network is swapped in once every game has finished
+//!   the search in progress (no search mixes two networks).
+//! - **Everything seeded**: game `i` of a worker seeded `s` gets its own seed, and its
+//!   slot (and so its moves) does not depend on thread timing; with a deterministic
+//!   evaluator the same seed gives the same games.
+//!
+//! # Run directory
+//!
+//! | path | content |
+//! |---|---|
+//! | `data/<worker>-<seq>.xqc` | training chunks (`xq_data` format), written atomically (`.tmp` + rename) |
+//! | `games/<worker>-<seq>.pgn` | PGN records of every game, same atomic writing |
+//! | `workers/<worker>.toml` | the worker's host, pid, seed and `[selfplay]` settings |
+//! | `models/accepted.json` | the accepted network ([`model::ACCEPTED_MODEL`]), read by `xqz selfplay` |
+//!
+//! Worker ids are `<host>-<pid>-<random>` ([`worker_id`]), so workers on several
+//! machines can share one run directory on a shared filesystem. Each output file holds
+//! `games_per_file` games (default 1): a killed worker loses only the games in
+//! progress, and leaves at worst a `.tmp` file that readers ignore.
+//!
+//! # The `[selfplay]` config section
+//!
+//! Every key is optional; unknown keys are errors naming the key.
+//!
+//! | key | default | meaning |
+//! |---|---|---|
+//! | `parallel_games` | 128 | games played at once |
+//! | `search_threads` | 2 | threads stepping the games' searches |
+//! | `leaves_per_game` | 1 | leaves per game and step (virtual loss within a game) |
+//! | `max_batch` | 256 | most positions per evaluator call |
+//! | `batch_timeout_ms` | 2 | longest wait for a batch to fill |
+//! | `cache_size` | 262144 | evaluation cache entries (0 = off) |
+//! | `resign_threshold` | -0.9 | root value under which a side may resign (≤ -1 = never) |
+//! | `resign_consecutive` | 3 | own moves in a row under the threshold |
+//! | `resign_min_ply` | 20 | no resignation before this ply |
+//! | `resign_disabled_fraction` | 0.1 | share of games that never resign and measure false positives |
+//! | `max_plies` | 400 | plies after which a game is a draw |
+//! | `games_per_file` | 1 | games per chunk / PGN file |
+//! | `model_poll_seconds` | 10 | seconds between looks for a new accepted network |
+//! | `pgn_chinese_comments` | true | Chinese notation as PGN move comments |
+//! | `[selfplay.search]` | | `xq_mcts::SearchParams`: `c_puct_init`, `fpu_reduction`, `dirichlet_epsilon`, `dirichlet_alpha_scale`, `root_policy_temperature`, `[selfplay.search.temperature]`, `[selfplay.search.playout_cap]` (`full_visits`, `cheap_visits`, `full_probability`), `forced_playouts_k`, `prune_policy_target`, `algorithm` (`puct`/`gumbel`), … |
+//!
+//! ```
+//! use xq_selfplay::{RunOptions, SelfplayConfig, NoModelUpdates, run};
+//! use xq_nn::UniformEvaluator;
+//!
+//! let mut config = SelfplayConfig::from_toml(r#"
+//!     [selfplay]
+//!     parallel_games = 4
+//!     max_plies = 12
+//!     [selfplay.search.playout_cap]
+//!     full_visits = 8
+//!     cheap_visits = 2
+//! "#).unwrap();
+//! let options = RunOptions { games: Some(4), seed: 1, ..RunOptions::default() };
+//! let summary = run(&config, &options, Box::new(UniformEvaluator), Box::new(NoModelUpdates)).unwrap();
+//! assert_eq!(summary.stats.games, 4);
+//! ```
+
+pub mod bench;
+pub mod cache;
+pub mod config;
+pub mod game;
+pub mod model;
+pub mod pgn;
+pub mod server;
+pub mod stats;
+pub mod worker;
+
+pub use config::{ConfigError, SelfplayConfig};
+pub use game::{FinishedGame, Termination};
+pub use model::{ACCEPTED_MODEL, ModelSource, NoModelUpdates, PointerWatcher};
+pub use stats::{ProgressMode, Snapshot};
+pub use worker::{
+    DATA_DIR, GAMES_DIR, RunOptions, SelfplayError, Summary, WORKERS_DIR, build_chunk, run,
+    worker_id,
+};

@@ -1,0 +1,130 @@
+//! Picking up newly accepted networks without restarting the worker.
+//!
+//! The worker asks a [`ModelSource`] for a new evaluator every
+//! `model_poll_seconds`, on a thread of its own (loading a network can take seconds and
+//! must not stall evaluation). When one arrives, games finish the search in progress
+//! and wait at their move boundary; once every game waits, the evaluator is swapped,
+//! the evaluation cache is cleared and the games go on with the new network. So no
+//! search ever mixes two networks, while a game may continue with the newer one (as
+//! KataGo's `switchNetsMidGame`).
+//!
+//! This crate knows nothing of torch: [`PointerWatcher`] watches a file and calls a
+//! loader the binary supplies (which builds the torch evaluator).
+
+use std::path::{Path, PathBuf};
+
+use xq_nn::Evaluator;
+
+/// A source of newly accepted networks.
+pub trait ModelSource: Send {
+    /// A new evaluator if the accepted network changed since the last call, else
+    /// `None`. Errors are reported and polling continues (a half-copied model on a
+    /// shared filesystem is usually fine on the next look).
+    ///
+    /// # Errors
+    /// A message saying what could not be loaded.
+    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, String>;
+}
+
+/// Never offers a new network.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NoModelUpdates;
+
+impl ModelSource for NoModelUpdates {
+    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, String> {
+        Ok(None)
+    }
+}
+
+/// The file that names a run's accepted network, relative to the run directory: a
+/// checkpoint sidecar (`.json`) as `xq-train` writes it, replaced atomically when a
+/// new network is accepted.
+pub const ACCEPTED_MODEL: &str = "models/accepted.json";
+
+/// Watches a pointer file (see [`ACCEPTED_MODEL`]) and loads the network it describes
+/// with `load` whenever the file's contents change. A missing file means "no network
+/// yet": the worker keeps its initial (uniform) evaluator.
+pub struct PointerWatcher<F> {
+    path: PathBuf,
+    load: F,
+    seen: Option<u64>,
+}
+
+impl<F> std::fmt::Debug for PointerWatcher<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("PointerWatcher")
+            .field("path", &self.path)
+            .field("seen", &self.seen)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F> PointerWatcher<F>
+where
+    F: FnMut(&Path) -> Result<Box<dyn Evaluator>, String> + Send,
+{
+    /// Watches `path`. `current` is the content hash of the pointer the initial
+    /// evaluator was loaded from ([`PointerWatcher::content_hash`]), so it is not
+    /// loaded twice; `None` if the worker started without one.
+    pub fn new(path: impl Into<PathBuf>, current: Option<u64>, load: F) -> PointerWatcher<F> {
+        PointerWatcher {
+            path: path.into(),
+            load,
+            seen: current,
+        }
+    }
+
+    /// A hash of the pointer file's bytes, `None` if it does not exist.
+    pub fn content_hash(path: &Path) -> Option<u64> {
+        std::fs::read(path).ok().map(|b| fnv1a(&b))
+    }
+}
+
+impl<F> ModelSource for PointerWatcher<F>
+where
+    F: FnMut(&Path) -> Result<Box<dyn Evaluator>, String> + Send,
+{
+    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, String> {
+        let Some(h) = Self::content_hash(&self.path) else {
+            return Ok(None);
+        };
+        if self.seen == Some(h) {
+            return Ok(None);
+        }
+        let ev = (self.load)(&self.path)?;
+        self.seen = Some(h);
+        Ok(Some(ev))
+    }
+}
+
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xq_nn::RandomEvaluator;
+
+    #[test]
+    fn the_watcher_loads_once_per_pointer_change() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("accepted.json");
+        let mut w = PointerWatcher::new(&path, None, |p: &Path| {
+            let text = std::fs::read_to_string(p).map_err(|e| e.to_string())?;
+            let seed: u64 = text.trim().parse().map_err(|_| format!("bad {text}"))?;
+            Ok(Box::new(RandomEvaluator::new(seed)) as Box<dyn Evaluator>)
+        });
+        assert!(w.poll().unwrap().is_none(), "no pointer yet");
+        std::fs::write(&path, "7").unwrap();
+        assert_eq!(w.poll().unwrap().unwrap().name(), "random(seed=7)");
+        assert!(w.poll().unwrap().is_none(), "same pointer loaded twice");
+        std::fs::write(&path, "not a number").unwrap();
+        assert!(w.poll().is_err());
+        std::fs::write(&path, "8").unwrap();
+        assert_eq!(w.poll().unwrap().unwrap().name(), "random(seed=8)");
+        assert!(NoModelUpdates.poll().unwrap().is_none());
+    }
+}

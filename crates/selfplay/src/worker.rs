@@ -1,0 +1,774 @@
+//! The worker: search threads stepping groups of games, the evaluation server on the
+//! calling thread, a writer thread, a model watcher and the progress display.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
+use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::{Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use xq_core::Color;
+use xq_data::{Chunk, ChunkMeta, ChunkWriter, NewRecord, quantize_policy};
+use xq_mcts::SearchError;
+use xq_nn::{EvalError, Evaluation, Evaluator};
+
+use crate::cache::{EvalCache, eval_key};
+use crate::config::SelfplayConfig;
+use crate::game::{FinishedGame, GameState, Step, Termination};
+use crate::model::ModelSource;
+use crate::pgn::{PgnContext, game_pgn, today};
+use crate::server::{OwnedLeaf, ServerShared, ToGroup, ToServer, serve, watch_models};
+use crate::stats::{Counters, ProgressMode, Snapshot, show_progress};
+
+/// Directory of training chunks inside a run directory.
+pub const DATA_DIR: &str = "data";
+/// Directory of PGN game records inside a run directory.
+pub const GAMES_DIR: &str = "games";
+/// Directory where each worker records its id, host, seed and settings.
+pub const WORKERS_DIR: &str = "workers";
+
+/// Why a self-play run stopped with an error.
+#[derive(Debug, thiserror::Error)]
+pub enum SelfplayError {
+    #[error(transparent)]
+    Config(#[from] crate::config::ConfigError),
+    #[error("search failed: {0}")]
+    Search(#[from] SearchError),
+    #[error("evaluator failed: {0}")]
+    Eval(#[from] EvalError),
+    #[error(transparent)]
+    Writer(#[from] xq_data::WriterError),
+    #[error("cannot write {}: {source}", path.display())]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("bad training record: {0}")]
+    Record(#[from] xq_data::RecordError),
+    #[error("a worker thread panicked")]
+    Panic,
+}
+
+/// How to run (besides the [`SelfplayConfig`]).
+#[derive(Debug, Clone, Default)]
+pub struct RunOptions {
+    /// The run directory (chunks to `data/`, PGN to `games/`); `None` writes nothing
+    /// (benchmarks).
+    pub run_dir: Option<PathBuf>,
+    /// Games to play; `None` plays until `stop` is set.
+    pub games: Option<u64>,
+    /// Seeds every game (game `i` gets a seed derived from this and `i`).
+    pub seed: u64,
+    /// The worker id (file name prefix); `None` makes a unique one ([`worker_id`]).
+    pub worker_id: Option<String>,
+    pub progress: ProgressMode,
+    /// Seconds between progress log lines (when not on a terminal); 0 means 10.
+    pub progress_interval_secs: f64,
+    /// When set, no new game starts; games in progress are finished and written.
+    pub stop: Option<std::sync::Arc<AtomicBool>>,
+}
+
+/// What a finished run did.
+#[derive(Debug, Clone)]
+pub struct Summary {
+    pub worker_id: String,
+    pub stats: Snapshot,
+    /// The name of the evaluator that played the last game.
+    pub final_model: String,
+}
+
+/// A worker id unique across machines: `<host>-<pid>-<random>`, restricted to the
+/// characters file names allow everywhere.
+pub fn worker_id() -> String {
+    use std::hash::{BuildHasher, Hasher};
+    let mut h = std::collections::hash_map::RandomState::new().build_hasher();
+    h.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    let host: String = hostname()
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(40)
+        .collect();
+    format!(
+        "{}-{}-{:06x}",
+        if host.is_empty() { "host" } else { &host },
+        std::process::id(),
+        h.finish() & 0xff_ffff
+    )
+}
+
+/// This machine's name (Linux `/proc`, else `$HOSTNAME`, else `host`).
+pub fn hostname() -> String {
+    std::fs::read_to_string("/proc/sys/kernel/hostname")
+        .ok()
+        .or_else(|| std::env::var("HOSTNAME").ok())
+        .map(|s| s.trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "host".into())
+}
+
+/// Plays self-play games with `evaluator` (moved to the calling thread's evaluation
+/// server) until `options.games` are done or `options.stop` is set, picking up new
+/// networks from `models` at move boundaries.
+///
+/// # Errors
+/// A bad configuration, an evaluator failure, or an output that cannot be written
+/// (unwritable run directory, full disk); games in progress are then abandoned, and
+/// every file already written stays complete.
+pub fn run(
+    config: &SelfplayConfig,
+    options: &RunOptions,
+    evaluator: Box<dyn Evaluator>,
+    models: Box<dyn ModelSource>,
+) -> Result<Summary, SelfplayError> {
+    config.validate()?;
+    let worker = options.worker_id.clone().unwrap_or_else(worker_id);
+    let output = match &options.run_dir {
+        Some(dir) => Some(Output::open(dir, &worker, config, options)?),
+        None => None,
+    };
+
+    let counters = Counters::default();
+    let cache = Mutex::new(EvalCache::new(config.cache_size));
+    let swap_pending = AtomicBool::new(false);
+    let abort = AtomicBool::new(false);
+    let done = AtomicBool::new(false);
+    let never = AtomicBool::new(false);
+    let stop: &AtomicBool = options.stop.as_deref().unwrap_or(&never);
+    let start = Instant::now();
+    let threads = config.search_threads.min(config.parallel_games);
+    let model_name = evaluator.name();
+
+    let (to_server, server_rx) = mpsc::channel::<ToServer>();
+    let (to_writer, writer_rx) = mpsc::channel::<Box<FinishedGame>>();
+    let (models_tx, models_rx) = mpsc::channel::<Box<dyn Evaluator>>();
+    let mut group_txs = Vec::with_capacity(threads);
+    let mut group_rxs = Vec::with_capacity(threads);
+    for _ in 0..threads {
+        let (tx, rx) = mpsc::channel::<ToGroup>();
+        group_txs.push(tx);
+        group_rxs.push(rx);
+    }
+
+    let shared = Shared {
+        config,
+        counters: &counters,
+        cache: &cache,
+        swap_pending: &swap_pending,
+        abort: &abort,
+        stop,
+        games: options.games,
+        seed: options.seed,
+    };
+
+    let (server_result, group_results, writer_result) = std::thread::scope(|s| {
+        let writer = s.spawn(|| {
+            let r = write_games(writer_rx, output, config, &counters);
+            if r.is_err() {
+                abort.store(true, Relaxed);
+            }
+            r
+        });
+        let groups: Vec<_> = group_rxs
+            .into_iter()
+            .enumerate()
+            .map(|(g, rx)| {
+                let tx = to_server.clone();
+                let to_writer = to_writer.clone();
+                let model = model_name.clone();
+                let shared = &shared;
+                s.spawn(move || {
+                    let r = Group::new(g, threads, shared, model).run(&tx, &rx, &to_writer);
+                    if r.is_err() {
+                        shared.abort.store(true, Relaxed);
+                    }
+                    let _ = tx.send(ToServer::Done { group: g });
+                    r
+                })
+            })
+            .collect();
+        drop(to_server);
+        drop(to_writer);
+        let poll = Duration::from_secs_f64(config.model_poll_seconds);
+        let done = &done;
+        let counters = &counters;
+        s.spawn(move || watch_models(models, models_tx, poll, done));
+        let interval = if options.progress_interval_secs > 0.0 {
+            Duration::from_secs_f64(options.progress_interval_secs)
+        } else {
+            Duration::from_secs(10)
+        };
+        s.spawn(move || {
+            show_progress(
+                options.progress,
+                counters,
+                start,
+                options.games,
+                interval,
+                done,
+            )
+        });
+
+        let server_result = serve(
+            evaluator,
+            server_rx,
+            group_txs,
+            models_rx,
+            config.max_batch,
+            Duration::from_millis(config.batch_timeout_ms),
+            ServerShared {
+                counters,
+                cache: &cache,
+                swap_pending: &swap_pending,
+                abort: &abort,
+            },
+        );
+        let group_results: Vec<_> = groups.into_iter().map(|h| h.join()).collect();
+        let writer_result = writer.join();
+        done.store(true, Relaxed);
+        (server_result, group_results, writer_result)
+    });
+
+    let stats = counters.snapshot(start);
+    server_result?;
+    for r in group_results {
+        r.map_err(|_| SelfplayError::Panic)??;
+    }
+    let final_model = writer_result.map_err(|_| SelfplayError::Panic)??;
+    Ok(Summary {
+        worker_id: worker,
+        stats,
+        final_model: final_model.unwrap_or(model_name),
+    })
+}
+
+/// What every search thread reads.
+#[derive(Debug)]
+struct Shared<'a> {
+    config: &'a SelfplayConfig,
+    counters: &'a Counters,
+    cache: &'a Mutex<EvalCache>,
+    swap_pending: &'a AtomicBool,
+    abort: &'a AtomicBool,
+    stop: &'a AtomicBool,
+    games: Option<u64>,
+    seed: u64,
+}
+
+#[derive(Debug)]
+enum SlotState {
+    /// No game: start one if the budget allows.
+    Empty,
+    /// Between moves: the next search has not started (parks here for a swap).
+    Ready(Box<GameState>),
+    Searching(Box<GameState>),
+    /// This slot's games are all played.
+    Retired,
+}
+
+#[derive(Debug)]
+struct Slot {
+    /// Index among all the worker's slots: the slot plays games `global + k × slots`.
+    global: u64,
+    round: u64,
+    state: SlotState,
+}
+
+/// Where a leaf's evaluation comes from in one round.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    Cache(usize),
+    Batch(usize),
+}
+
+/// One search thread's games.
+struct Group<'a> {
+    id: usize,
+    slots: Vec<Slot>,
+    total_slots: u64,
+    shared: &'a Shared<'a>,
+    model: String,
+    buffers: Vec<OwnedLeaf>,
+}
+
+impl<'a> Group<'a> {
+    fn new(id: usize, threads: usize, shared: &'a Shared<'a>, model: String) -> Group<'a> {
+        let total = shared.config.parallel_games;
+        let slots = (id..total)
+            .step_by(threads)
+            .map(|global| Slot {
+                global: global as u64,
+                round: 0,
+                state: SlotState::Empty,
+            })
+            .collect();
+        Group {
+            id,
+            slots,
+            total_slots: total as u64,
+            shared,
+            model,
+            buffers: Vec::new(),
+        }
+    }
+
+    /// Steps the games until they are all played (or the run aborts).
+    fn run(
+        mut self,
+        to_server: &Sender<ToServer>,
+        rx: &Receiver<ToGroup>,
+        to_writer: &Sender<Box<FinishedGame>>,
+    ) -> Result<(), SelfplayError> {
+        let config = self.shared.config;
+        let k = config.leaves_per_game;
+        let counters = self.shared.counters;
+        let mut keys: Vec<u64> = Vec::new();
+        let mut sources: Vec<Source> = Vec::new();
+        let mut hits: Vec<Evaluation> = Vec::new();
+        let mut batch_of: HashMap<u64, usize> = HashMap::new();
+        let mut batch_keys: Vec<u64> = Vec::new();
+        let mut with_leaves: Vec<usize> = Vec::new();
+        loop {
+            if self.shared.abort.load(Relaxed) {
+                return Ok(());
+            }
+            // 1. Move every game on until its search has leaves to evaluate.
+            with_leaves.clear();
+            let mut parked = 0usize;
+            let mut live = 0usize;
+            for i in 0..self.slots.len() {
+                if self.advance_slot(i, k, to_writer)? {
+                    with_leaves.push(i);
+                }
+                match self.slots[i].state {
+                    SlotState::Ready(_) => {
+                        parked += 1;
+                        live += 1;
+                    }
+                    SlotState::Searching(_) => live += 1,
+                    SlotState::Empty | SlotState::Retired => {}
+                }
+            }
+            if with_leaves.is_empty() {
+                if live == 0 {
+                    return Ok(());
+                }
+                if parked > 0 {
+                    // Everything waits at a move boundary for the model swap.
+                    to_server
+                        .send(ToServer::Park { group: self.id })
+                        .map_err(|_| server_gone())?;
+                    match rx.recv() {
+                        Ok(ToGroup::Resume { model }) => self.model = model,
+                        Ok(ToGroup::Failed) | Err(_) => return Ok(()),
+                        Ok(ToGroup::Evals { .. }) => return Err(protocol()),
+                    }
+                }
+                continue;
+            }
+
+            // 2. Cache lookups; the misses (deduplicated) form the request.
+            keys.clear();
+            sources.clear();
+            hits.clear();
+            batch_of.clear();
+            batch_keys.clear();
+            let mut n = 0usize;
+            for &i in &with_leaves {
+                let SlotState::Searching(g) = &self.slots[i].state else {
+                    continue;
+                };
+                keys.extend(g.search.pending().iter().map(|r| eval_key(r.history())));
+            }
+            {
+                let mut cache = self
+                    .shared
+                    .cache
+                    .lock()
+                    .unwrap_or_else(PoisonError::into_inner);
+                let mut at = 0;
+                for &i in &with_leaves {
+                    let SlotState::Searching(g) = &self.slots[i].state else {
+                        continue;
+                    };
+                    for req in g.search.pending() {
+                        let key = keys[at];
+                        at += 1;
+                        if let Some(e) = cache.get(key, req.moves().len()) {
+                            sources.push(Source::Cache(hits.len()));
+                            hits.push(e.clone());
+                        } else if let Some(&b) = batch_of.get(&key) {
+                            sources.push(Source::Batch(b));
+                        } else {
+                            if self.buffers.len() == n {
+                                self.buffers.push(OwnedLeaf::default());
+                            }
+                            self.buffers[n].fill_from(req);
+                            batch_of.insert(key, n);
+                            batch_keys.push(key);
+                            sources.push(Source::Batch(n));
+                            n += 1;
+                        }
+                    }
+                }
+            }
+            counters.leaves.fetch_add(sources.len() as u64, Relaxed);
+            counters
+                .cache_hits
+                .fetch_add((sources.len() - n) as u64, Relaxed);
+
+            // 3. Evaluate the misses on the server.
+            let batch: Vec<Evaluation> = if n == 0 {
+                Vec::new()
+            } else {
+                to_server
+                    .send(ToServer::Eval {
+                        group: self.id,
+                        leaves: std::mem::take(&mut self.buffers),
+                        n,
+                    })
+                    .map_err(|_| server_gone())?;
+                match rx.recv() {
+                    Ok(ToGroup::Evals { leaves, evals }) => {
+                        self.buffers = leaves;
+                        if evals.len() != n {
+                            return Err(protocol());
+                        }
+                        let mut cache = self
+                            .shared
+                            .cache
+                            .lock()
+                            .unwrap_or_else(PoisonError::into_inner);
+                        for (key, e) in batch_keys.iter().zip(&evals) {
+                            cache.insert(*key, e.clone());
+                        }
+                        evals
+                    }
+                    Ok(ToGroup::Failed) | Err(_) => return Ok(()),
+                    Ok(ToGroup::Resume { .. }) => return Err(protocol()),
+                }
+            };
+
+            // 4. Hand each game its own evaluations, in its request order.
+            let mut at = 0;
+            let mut evals: Vec<Evaluation> = Vec::new();
+            for &i in &with_leaves {
+                let SlotState::Searching(g) = &mut self.slots[i].state else {
+                    continue;
+                };
+                let m = g.search.pending().len();
+                evals.clear();
+                for src in &sources[at..at + m] {
+                    evals.push(match *src {
+                        Source::Cache(h) => hits[h].clone(),
+                        Source::Batch(b) => batch[b].clone(),
+                    });
+                }
+                at += m;
+                g.search.apply(&evals)?;
+            }
+        }
+    }
+
+    /// Moves slot `i` on: finishes searches, plays moves, ends and starts games, until
+    /// its search has pending leaves (returns true) or it waits or is retired.
+    fn advance_slot(
+        &mut self,
+        i: usize,
+        k: usize,
+        to_writer: &Sender<Box<FinishedGame>>,
+    ) -> Result<bool, SelfplayError> {
+        let config = self.shared.config;
+        let counters = self.shared.counters;
+        loop {
+            let slot = &mut self.slots[i];
+            match std::mem::replace(&mut slot.state, SlotState::Retired) {
+                SlotState::Retired => return Ok(false),
+                SlotState::Empty => {
+                    let id = slot.global + slot.round * self.total_slots;
+                    let over_budget = self.shared.games.is_some_and(|n| id >= n);
+                    if over_budget || self.shared.stop.load(Relaxed) {
+                        slot.state = SlotState::Retired;
+                        return Ok(false);
+                    }
+                    slot.round += 1;
+                    let g = GameState::new(config, id, self.shared.seed, self.model.clone())?;
+                    slot.state = SlotState::Ready(Box::new(g));
+                }
+                SlotState::Ready(mut g) => {
+                    if self.shared.swap_pending.load(Relaxed) {
+                        slot.state = SlotState::Ready(g);
+                        return Ok(false);
+                    }
+                    g.start_search()?;
+                    slot.state = SlotState::Searching(g);
+                }
+                SlotState::Searching(mut g) => {
+                    if g.search.is_finished() {
+                        counters.positions.fetch_add(1, Relaxed);
+                        match g.after_search(config)? {
+                            Step::Continue => slot.state = SlotState::Ready(g),
+                            Step::Finished(f) => {
+                                slot.state = SlotState::Empty;
+                                count_game(counters, &f);
+                                if to_writer.send(f).is_err() {
+                                    // The writer stopped on an error it reports.
+                                    self.shared.abort.store(true, Relaxed);
+                                    return Ok(false);
+                                }
+                            }
+                        }
+                        continue;
+                    }
+                    let n = g.search.select_leaves(k).len();
+                    slot.state = SlotState::Searching(g);
+                    if n > 0 {
+                        return Ok(true);
+                    }
+                    // Only terminal nodes were visited: descend again.
+                }
+            }
+        }
+    }
+}
+
+fn server_gone() -> SelfplayError {
+    SelfplayError::Eval(EvalError::Backend("the evaluation server stopped".into()))
+}
+
+fn protocol() -> SelfplayError {
+    SelfplayError::Eval(EvalError::Backend(
+        "evaluation server answered out of turn".into(),
+    ))
+}
+
+fn count_game(c: &Counters, f: &FinishedGame) {
+    c.games.fetch_add(1, Relaxed);
+    c.records.fetch_add(f.records.len() as u64, Relaxed);
+    match f.termination.winner() {
+        Some(Color::Red) => c.red_wins.fetch_add(1, Relaxed),
+        Some(Color::Black) => c.black_wins.fetch_add(1, Relaxed),
+        None => c.draws.fetch_add(1, Relaxed),
+    };
+    if matches!(f.termination, Termination::Resignation { .. }) {
+        c.resignations.fetch_add(1, Relaxed);
+    }
+    if !f.resign_enabled {
+        c.no_resign_games.fetch_add(1, Relaxed);
+        if let Some(fp) = f.false_positive {
+            c.would_resign.fetch_add(1, Relaxed);
+            if fp {
+                c.false_positives.fetch_add(1, Relaxed);
+            }
+        }
+    }
+}
+
+/// The run directory's writers.
+#[derive(Debug)]
+struct Output {
+    chunks: ChunkWriter,
+    games_dir: PathBuf,
+    worker: String,
+    host: String,
+    next_pgn: u64,
+    seed: u64,
+}
+
+impl Output {
+    fn open(
+        dir: &Path,
+        worker: &str,
+        config: &SelfplayConfig,
+        options: &RunOptions,
+    ) -> Result<Output, SelfplayError> {
+        let chunks = ChunkWriter::new(dir.join(DATA_DIR), worker)?;
+        let games_dir = dir.join(GAMES_DIR);
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |source| SelfplayError::Io { path, source }
+        };
+        std::fs::create_dir_all(&games_dir).map_err(io(&games_dir))?;
+        let workers = dir.join(WORKERS_DIR);
+        std::fs::create_dir_all(&workers).map_err(io(&workers))?;
+        let host = hostname();
+        let next_pgn = next_seq(&games_dir, worker, "pgn").map_err(io(&games_dir))?;
+        // The worker's identity and settings, so its files can be traced and rerun.
+        let record = WorkerRecord {
+            worker: worker.to_owned(),
+            host: host.clone(),
+            pid: std::process::id(),
+            seed: options.seed,
+            games: options.games,
+            started_unix: std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs()),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            selfplay: config.clone(),
+        };
+        let text = toml::to_string(&record).unwrap_or_default();
+        let path = workers.join(format!("{worker}.toml"));
+        xq_data::io::write_bytes_atomic(&path, text.as_bytes()).map_err(io(&path))?;
+        Ok(Output {
+            chunks,
+            games_dir,
+            worker: worker.to_owned(),
+            host,
+            next_pgn,
+            seed: options.seed,
+        })
+    }
+
+    /// Writes one chunk (if any game has records) and one PGN file.
+    fn flush(
+        &mut self,
+        games: &[Box<FinishedGame>],
+        config: &SelfplayConfig,
+        counters: &Counters,
+    ) -> Result<(), SelfplayError> {
+        if games.is_empty() {
+            return Ok(());
+        }
+        let chunk = build_chunk(games, &self.worker, self.seed)?;
+        if !chunk.records.is_empty() {
+            self.chunks.write(&chunk)?;
+            counters.chunks.fetch_add(1, Relaxed);
+        }
+        let ctx = PgnContext {
+            worker: &self.worker,
+            host: &self.host,
+            date: &today(),
+            chinese_comments: config.pgn_chinese_comments,
+        };
+        let text: String = games.iter().map(|g| game_pgn(g, &ctx)).collect();
+        let path = self
+            .games_dir
+            .join(format!("{}-{:08}.pgn", self.worker, self.next_pgn));
+        xq_data::io::write_bytes_atomic(&path, text.as_bytes())
+            .map_err(|source| SelfplayError::Io { path, source })?;
+        self.next_pgn += 1;
+        Ok(())
+    }
+}
+
+/// What `workers/<id>.toml` holds.
+#[derive(Debug, serde::Serialize)]
+struct WorkerRecord {
+    worker: String,
+    host: String,
+    pid: u32,
+    seed: u64,
+    games: Option<u64>,
+    started_unix: u64,
+    version: String,
+    selfplay: SelfplayConfig,
+}
+
+/// The next free sequence number of `<worker>-<digits>.<ext>` files in `dir`.
+fn next_seq(dir: &Path, worker: &str, ext: &str) -> std::io::Result<u64> {
+    let mut next = 0;
+    for entry in std::fs::read_dir(dir)? {
+        let name = entry?.file_name();
+        let Some(name) = name.to_str() else { continue };
+        let digits = name
+            .strip_prefix(worker)
+            .and_then(|r| r.strip_prefix('-'))
+            .and_then(|r| r.strip_suffix(ext))
+            .and_then(|r| r.strip_suffix('.'));
+        if let Some(seq) = digits.and_then(|d| d.parse::<u64>().ok()) {
+            next = next.max(seq + 1);
+        }
+    }
+    Ok(next)
+}
+
+/// The chunk of some finished games: every full-search position with its policy
+/// target, root value, the game's final result for the side to move and the plies
+/// left. Games without full-search positions are left out of the chunk (they are in
+/// the PGN records).
+pub fn build_chunk(
+    games: &[Box<FinishedGame>],
+    worker: &str,
+    seed: u64,
+) -> Result<Chunk, SelfplayError> {
+    let models: Vec<&str> = {
+        let mut m: Vec<&str> = games.iter().map(|g| g.model.as_str()).collect();
+        m.dedup();
+        m
+    };
+    let mut chunk = Chunk::new(ChunkMeta {
+        encoding_version: xq_nn::ENCODING_VERSION,
+        policy_index_version: xq_nn::POLICY_INDEX_VERSION,
+        creator: format!(
+            "xqz selfplay {} worker={worker} model={}",
+            env!("CARGO_PKG_VERSION"),
+            models.join(",")
+        ),
+        seed,
+    });
+    for g in games {
+        if g.records.is_empty() {
+            continue;
+        }
+        let outcome = g.termination.outcome();
+        let total = g.moves.len();
+        let index = chunk.add_game(g.start.clone(), g.moves.clone())?;
+        let first = g.start.turn();
+        for r in &g.records {
+            let policy = quantize_policy(&r.policy);
+            if policy.is_empty() {
+                continue;
+            }
+            let side = if r.ply % 2 == 0 { first } else { first.other() };
+            chunk.add_record(
+                NewRecord {
+                    game: index,
+                    ply: r.ply,
+                    result: Some(outcome.for_side(side)),
+                    plies_left: (total - usize::from(r.ply)).min(usize::from(u16::MAX)) as u16,
+                    weight: 1.0,
+                    root_wdl: r.root_wdl.map(|x| x.max(0.0)),
+                },
+                &policy,
+            )?;
+        }
+    }
+    Ok(chunk)
+}
+
+/// The writer thread: batches finished games into files. Returns the model name of
+/// the last game written.
+fn write_games(
+    rx: Receiver<Box<FinishedGame>>,
+    mut output: Option<Output>,
+    config: &SelfplayConfig,
+    counters: &Counters,
+) -> Result<Option<String>, SelfplayError> {
+    let mut pending: Vec<Box<FinishedGame>> = Vec::new();
+    let mut last_model = None;
+    for game in rx {
+        last_model = Some(game.model.clone());
+        pending.push(game);
+        if pending.len() >= config.games_per_file {
+            if let Some(out) = output.as_mut() {
+                out.flush(&pending, config, counters)?;
+            }
+            pending.clear();
+        }
+    }
+    if let Some(out) = output.as_mut() {
+        out.flush(&pending, config, counters)?;
+    }
+    Ok(last_model)
+}

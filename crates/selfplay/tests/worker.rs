@@ -1,0 +1,233 @@
+//! End-to-end self-play: batched games equal games played alone, chunks read back
+//! identical, same seed same games, resignation accounting, model swaps.
+
+mod common;
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use common::{RedDespairs, pgn_games, reference_game, tiny_config};
+use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator, RandomEvaluator, UniformEvaluator};
+use xq_selfplay::{
+    ModelSource, NoModelUpdates, ProgressMode, RunOptions, SelfplayConfig, Summary, build_chunk,
+    run,
+};
+
+fn play(
+    config: &SelfplayConfig,
+    dir: Option<&Path>,
+    games: u64,
+    seed: u64,
+    evaluator: Box<dyn Evaluator>,
+) -> Summary {
+    let options = RunOptions {
+        run_dir: dir.map(Path::to_path_buf),
+        games: Some(games),
+        seed,
+        worker_id: Some("test-worker".into()),
+        progress: ProgressMode::Quiet,
+        ..RunOptions::default()
+    };
+    run(config, &options, evaluator, Box::new(NoModelUpdates)).unwrap()
+}
+
+#[test]
+fn batched_games_equal_the_same_games_played_alone_and_chunks_read_back_identical() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = tiny_config();
+    let summary = play(
+        &config,
+        Some(dir.path()),
+        9,
+        11,
+        Box::new(RandomEvaluator::new(3)),
+    );
+    assert_eq!(summary.stats.games, 9);
+    assert!(
+        summary.stats.avg_batch() > 1.0,
+        "no batching: {:?}",
+        summary.stats
+    );
+
+    let mut reference_eval = RandomEvaluator::new(3);
+    let reference: Vec<_> = (0..9)
+        .map(|id| reference_game(&config, id, 11, &mut reference_eval))
+        .collect();
+
+    // Every game of the worker is the game its seed plays alone: one misrouted
+    // evaluation would have changed its search and, with temperature, its moves.
+    let games = pgn_games(&dir.path().join("games"));
+    assert_eq!(games.len(), 9);
+    for (round, moves, result, termination) in &games {
+        let r = &reference[*round as usize];
+        assert_eq!(moves, &r.moves, "game {round} differs from its reference");
+        assert_eq!(result, r.termination.outcome().pgn(), "game {round}");
+        assert_eq!(termination, r.termination.name(), "game {round}");
+    }
+
+    // Each chunk (one game per file) reads back exactly as built from that game.
+    let mut chunks = 0;
+    for entry in std::fs::read_dir(dir.path().join("data")).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_owned();
+        assert!(
+            name.starts_with("test-worker-") && name.ends_with(".xqc"),
+            "{name}"
+        );
+        let read = xq_data::read_chunk(&path).unwrap();
+        assert_eq!(read.games.len(), 1);
+        let r = reference
+            .iter()
+            .find(|r| r.moves == read.games[0].moves)
+            .expect("chunk of an unknown game");
+        let built = build_chunk(&[Box::new(r.clone())], "test-worker", 11).unwrap();
+        assert_eq!(read, built, "{name}");
+        assert_eq!(read.records.len(), r.records.len());
+        assert_eq!(read.records.len() as u32, r.full_searches);
+        chunks += 1;
+    }
+    let with_records = reference.iter().filter(|r| !r.records.is_empty()).count();
+    assert_eq!(chunks, with_records);
+    assert!(chunks > 0);
+    assert_eq!(
+        summary.stats.records,
+        reference
+            .iter()
+            .map(|r| r.records.len() as u64)
+            .sum::<u64>()
+    );
+}
+
+#[test]
+fn the_same_seed_plays_the_same_games_and_another_seed_does_not() {
+    let mut config = tiny_config();
+    config.search_threads = 1;
+    let runs: Vec<_> = [5u64, 5, 6]
+        .iter()
+        .map(|&seed| {
+            let dir = tempfile::tempdir().unwrap();
+            play(
+                &config,
+                Some(dir.path()),
+                4,
+                seed,
+                Box::new(UniformEvaluator),
+            );
+            pgn_games(&dir.path().join("games"))
+        })
+        .collect();
+    assert_eq!(runs[0].len(), 4);
+    assert_eq!(runs[0], runs[1]);
+    assert_ne!(runs[0], runs[2]);
+}
+
+#[test]
+fn resignation_ends_games_and_disabled_games_count_false_positives() {
+    let mut config = tiny_config();
+    config.resign_threshold = -0.5;
+    config.resign_consecutive = 2;
+    config.resign_min_ply = 0;
+
+    // Resignation always on: Red resigns at its second move (ply 2).
+    config.resign_disabled_fraction = 0.0;
+    let dir = tempfile::tempdir().unwrap();
+    let s = play(&config, Some(dir.path()), 4, 1, Box::new(RedDespairs)).stats;
+    assert_eq!(s.resignations, 4);
+    assert_eq!(
+        (s.no_resign_games, s.would_resign, s.false_positives),
+        (0, 0, 0)
+    );
+    for (round, moves, result, termination) in pgn_games(&dir.path().join("games")) {
+        assert_eq!((moves.len(), result.as_str()), (2, "0-1"), "game {round}");
+        assert_eq!(termination, "resignation");
+    }
+
+    // Resignation always off: every game had a would-be resignation by Red, and it was
+    // wrong exactly when Red did not lose the played-out game.
+    config.resign_disabled_fraction = 1.0;
+    let dir = tempfile::tempdir().unwrap();
+    let s = play(&config, Some(dir.path()), 4, 1, Box::new(RedDespairs)).stats;
+    assert_eq!(
+        (s.resignations, s.no_resign_games, s.would_resign),
+        (0, 4, 4)
+    );
+    let games = pgn_games(&dir.path().join("games"));
+    let red_not_lost = games.iter().filter(|g| g.2 != "0-1").count() as u64;
+    assert_eq!(s.false_positives, red_not_lost);
+    assert!(red_not_lost > 0, "every game lost by Red: {games:?}");
+    assert!((s.resign_false_positive_rate() - red_not_lost as f64 / 4.0).abs() < 1e-9);
+}
+
+/// Records which evaluator served each batch; the new one stops the run once used.
+struct Logged {
+    name: &'static str,
+    log: Arc<Mutex<Vec<&'static str>>>,
+    stop: Option<Arc<AtomicBool>>,
+}
+
+impl Evaluator for Logged {
+    fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError> {
+        self.log.lock().unwrap().push(self.name);
+        if let Some(s) = &self.stop {
+            s.store(true, Ordering::Relaxed);
+        }
+        UniformEvaluator.evaluate(batch)
+    }
+    fn name(&self) -> String {
+        self.name.into()
+    }
+}
+
+struct OneUpdate(Option<Box<dyn Evaluator>>);
+
+impl ModelSource for OneUpdate {
+    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, String> {
+        Ok(self.0.take())
+    }
+}
+
+#[test]
+fn a_new_model_is_swapped_in_once_every_game_is_between_searches() {
+    let mut config = tiny_config();
+    config.model_poll_seconds = 0.01;
+    config.max_plies = 400;
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let old = Logged {
+        name: "old",
+        log: log.clone(),
+        stop: None,
+    };
+    let new = Logged {
+        name: "new",
+        log: log.clone(),
+        stop: Some(stop.clone()),
+    };
+    let options = RunOptions {
+        games: None,
+        seed: 2,
+        progress: ProgressMode::Quiet,
+        stop: Some(stop.clone()),
+        ..RunOptions::default()
+    };
+    let summary = run(
+        &config,
+        &options,
+        Box::new(old),
+        Box::new(OneUpdate(Some(Box::new(new)))),
+    )
+    .unwrap();
+    assert_eq!(summary.stats.model_swaps, 1);
+    let log = log.lock().unwrap();
+    let first_new = log
+        .iter()
+        .position(|&n| n == "new")
+        .expect("new model never used");
+    assert!(first_new > 0);
+    assert!(
+        log[first_new..].iter().all(|&n| n == "new"),
+        "old model used after the swap"
+    );
+    assert!(summary.stats.games >= 1);
+}
