@@ -14,7 +14,10 @@
 
 use std::{fmt, path::PathBuf, str::FromStr};
 
-use crate::ucci::client::{Dialect, EngineConfig};
+use crate::{
+    player::{AlphaBetaPlayer, GreedyPlayer, Player, PlayerError, RandomPlayer},
+    ucci::client::{Dialect, EngineConfig, UcciEngine},
+};
 
 /// Debian's Fairy-Stockfish.
 pub const FAIRY_STOCKFISH: &str = "/usr/games/fairy-stockfish";
@@ -176,6 +179,47 @@ impl FromStr for PlayerSpec {
                 "unknown player kind {other:?} (random, greedy, alphabeta, ucci, uci, fsf, player, net)"
             ))),
         }
+    }
+}
+
+impl PlayerSpec {
+    /// Builds a fresh player. Engines are started (and their handshake done) here, so
+    /// a missing binary is reported before any game.
+    ///
+    /// # Errors
+    /// If the player cannot be created (engine missing or silent, network unreadable).
+    pub fn build(&self) -> Result<Box<dyn Player>, PlayerError> {
+        Ok(match self {
+            PlayerSpec::Random => Box::new(RandomPlayer::new()),
+            PlayerSpec::Greedy => Box::new(GreedyPlayer::new()),
+            PlayerSpec::AlphaBeta { depth, hash_mb } => {
+                Box::new(AlphaBetaPlayer::new(*depth, *hash_mb))
+            }
+            PlayerSpec::Engine(cfg) => Box::new(UcciEngine::start(cfg.clone())?),
+            PlayerSpec::Exported(dir) => {
+                let launcher = dir.join("xqzero-engine");
+                let mut cfg = EngineConfig::new(launcher, Dialect::Ucci);
+                cfg.name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+                Box::new(UcciEngine::start(cfg)?)
+            }
+            PlayerSpec::Net { checkpoint, .. } => {
+                return Err(PlayerError::Other(format!(
+                    "network players are not wired yet (checkpoint {})",
+                    checkpoint.display()
+                )));
+            }
+        })
+    }
+
+    /// Parses and builds in one step, for [`crate::player::PlayerBuilder`].
+    ///
+    /// # Errors
+    /// A bad specification or a player that cannot be created.
+    pub fn build_from_text(text: &str) -> Result<Box<dyn Player>, PlayerError> {
+        let spec: PlayerSpec = text
+            .parse()
+            .map_err(|e: ParseSpecError| PlayerError::Other(e.to_string()))?;
+        spec.build()
     }
 }
 
