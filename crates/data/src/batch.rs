@@ -195,22 +195,48 @@ pub fn assemble(
     batch: &mut Batch,
 ) -> Result<(), BatchError> {
     let mut samples = std::mem::take(&mut batch.samples);
-    draw_samples(
+    let result = draw_samples(
         cfg.seed,
         step,
         cfg.batch_size,
         cfg.mirror,
         window.len(),
         &mut samples,
-    )?;
-    let result = assemble_samples(window, &cfg.encoder, &samples, batch);
+    )
+    .and_then(|()| fill_batch(window, &cfg.encoder, &samples, batch));
     batch.samples = samples;
     batch.step = step;
     result
 }
 
-/// Fills `batch` with the given samples, in order (for evaluation over a held-out
-/// window: walk `0..len` in slices, unmirrored).
+/// Fills `batch` with window records `range` in order, unmirrored: for evaluation
+/// over a held-out window, walk `0..len` in slices of the batch size (the last batch
+/// may be shorter).
+///
+/// # Errors
+/// An empty or out-of-window range, or an encoder error.
+pub fn assemble_range(
+    window: &Window,
+    encoder: &EncoderConfig,
+    range: std::ops::Range<u64>,
+    batch: &mut Batch,
+) -> Result<(), BatchError> {
+    if range.end > window.len() {
+        return Err(BatchError::BadIndex(range.end - 1));
+    }
+    let mut samples = std::mem::take(&mut batch.samples);
+    samples.clear();
+    samples.extend(range.map(|index| Sample {
+        index,
+        mirrored: false,
+    }));
+    let result = fill_batch(window, encoder, &samples, batch);
+    batch.samples = samples;
+    batch.step = u64::MAX;
+    result
+}
+
+/// Fills `batch` with the given samples, in order.
 ///
 /// # Errors
 /// An index past the window, an empty sample list, or an encoder error.
@@ -220,16 +246,24 @@ pub fn assemble_samples(
     samples: &[Sample],
     batch: &mut Batch,
 ) -> Result<(), BatchError> {
+    let result = fill_batch(window, encoder, samples, batch);
+    batch.samples.clear();
+    batch.samples.extend_from_slice(samples);
+    batch.step = u64::MAX;
+    result
+}
+
+/// Sizes `batch` for `samples` and fills every buffer except `batch.samples`.
+fn fill_batch(
+    window: &Window,
+    encoder: &EncoderConfig,
+    samples: &[Sample],
+    batch: &mut Batch,
+) -> Result<(), BatchError> {
     if samples.is_empty() {
         return Err(BatchError::ZeroBatch);
     }
-    let n = samples.len();
-    batch.ensure(n, encoder);
-    if batch.samples.as_slice() != samples {
-        batch.samples.clear();
-        batch.samples.extend_from_slice(samples);
-    }
-    batch.step = u64::MAX;
+    batch.ensure(samples.len(), encoder);
     let input_len = encoder.input_len();
     let inputs = batch.inputs.as_slice_mut().expect("standard layout");
     let policy = batch.policy.as_slice_mut().expect("standard layout");

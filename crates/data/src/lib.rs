@@ -2,6 +2,47 @@
 //! reader, the replay window over the newest chunks, batch assembly and prefetching,
 //! and a supervised source from PGN game records.
 //!
+//! # Example
+//!
+//! A self-play worker writes chunks; a trainer windows them and draws batches.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use xq_core::{Move, Position};
+//! use xq_data::*;
+//!
+//! let dir = std::env::temp_dir().join(format!("xq-data-doc-{}", std::process::id()));
+//! let meta = ChunkMeta {
+//!     encoding_version: xq_nn::encode::ENCODING_VERSION,
+//!     policy_index_version: xq_nn::policy::POLICY_INDEX_VERSION,
+//!     creator: "xqz selfplay 0.1 model=doc".into(),
+//!     seed: 1,
+//! };
+//! let mut chunk = Chunk::new(meta);
+//! let moves = vec![Move::from_iccs("h2e2")?, Move::from_iccs("h9g7")?];
+//! // The root's visit counts become the policy target.
+//! let visits = quantize_policy(&[(moves[0], 600.0), (Move::from_iccs("b2e2")?, 200.0)]);
+//! let targets = [PlyTarget { ply: 0, policy: &visits, root_wdl: [0.4, 0.4, 0.2], weight: 1.0 }];
+//! chunk.add_game_with_targets(Position::startpos(), moves, Some(Outcome::Draw), &targets)?;
+//! ChunkWriter::new(&dir, "worker0")?.write(&chunk)?; // dir/worker0-00000000.xqc
+//!
+//! let mut loader = WindowLoader::new(&dir, WindowSize::Fixed(100_000));
+//! let (window, report) = loader.refresh()?;
+//! assert!(report.skipped.is_empty());
+//! let window = Arc::new(window);
+//! let cfg = BatchConfig { batch_size: 4, encoder: Default::default(), mirror: true, seed: 7 };
+//! let cursor = DataCursor::start(cfg.seed, &window);
+//! let mut batches = Prefetcher::new(Arc::clone(&window), cfg, cursor, PrefetchConfig::default())?;
+//! let batch = batches.next_batch()?;
+//! assert_eq!(batch.inputs.shape(), &[4, cfg.encoder.planes(), 10, 9]);
+//! batches.recycle(batch);
+//! let saved = batches.cursor(); // goes into the checkpoint sidecar, with window.manifest()
+//! assert_eq!(saved.step, 1);
+//! # drop(batches);
+//! # std::fs::remove_dir_all(&dir)?;
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
 //! # The chunk format (version 1)
 //!
 //! A chunk file (`*.xqc`) is a fixed 56-byte header followed by a raw-DEFLATE
@@ -66,7 +107,8 @@ pub mod supervised;
 pub mod window;
 
 pub use batch::{
-    Batch, BatchConfig, BatchError, DataCursor, Sample, assemble, assemble_samples, draw_samples,
+    Batch, BatchConfig, BatchError, DataCursor, Sample, assemble, assemble_range, assemble_samples,
+    draw_samples,
 };
 pub use format::{ChunkError, FORMAT_VERSION, FileHeader, decode_chunk, encode_chunk};
 pub use io::{

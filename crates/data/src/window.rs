@@ -300,7 +300,8 @@ impl WindowLoader {
         }
         // Newest first; equal times (coarse clocks, many writers) are ordered by name.
         files.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| b.path.cmp(&a.path)));
-        self.cache.retain(|k, _| files.contains(k));
+        let present: std::collections::HashSet<&FileKey> = files.iter().collect();
+        self.cache.retain(|k, _| present.contains(k));
 
         // Headers of files not seen before, read in parallel (56 bytes each).
         let new: Vec<&FileKey> = files
@@ -408,15 +409,20 @@ impl WindowLoader {
     /// # Errors
     /// The first chunk that cannot be read, or one whose record count differs.
     pub fn load_manifest(&mut self, manifest: &WindowManifest) -> Result<Window, ChunkFileError> {
+        let by_path: HashMap<&Path, &Arc<Chunk>> = self
+            .cache
+            .iter()
+            .filter_map(|(k, c)| match c {
+                Cached::Loaded(chunk) => Some((k.path.as_path(), chunk)),
+                _ => None,
+            })
+            .collect();
         let loaded: Vec<_> = manifest
             .chunks
             .par_iter()
             .map(|entry| {
                 let path = self.dir.join(&entry.name);
-                let cached = self.cache.iter().find_map(|(k, c)| match c {
-                    Cached::Loaded(chunk) if k.path == path => Some(Arc::clone(chunk)),
-                    _ => None,
-                });
+                let cached = by_path.get(path.as_path()).map(|c| Arc::clone(c));
                 let chunk = match cached {
                     Some(c) => c,
                     None => Arc::new(read_chunk(&path)?),

@@ -329,3 +329,28 @@ fn repetitions_before_the_history_window_still_count() {
     .unwrap();
     assert_eq!(at(&batch, enc.repetition_plane(0)), 0.0);
 }
+
+#[test]
+fn assemble_range_walks_the_window_in_order_without_mirroring() {
+    let w = window(5, 2, 20);
+    let enc = EncoderConfig::default();
+    let mut batch = Batch::new(8, &enc);
+    let mut expect = Batch::new(8, &enc);
+    let mut start = 0;
+    while start < w.len() {
+        let end = (start + 8).min(w.len());
+        xq_data::assemble_range(&w, &enc, start..end, &mut batch).unwrap();
+        let samples: Vec<Sample> = (start..end)
+            .map(|index| Sample {
+                index,
+                mirrored: false,
+            })
+            .collect();
+        assemble_samples(&w, &enc, &samples, &mut expect).unwrap();
+        assert_eq!(batch.samples, samples);
+        assert_eq!(batch.inputs, expect.inputs);
+        assert_eq!(batch.policy, expect.policy);
+        start = end;
+    }
+    assert!(xq_data::assemble_range(&w, &enc, 0..w.len() + 1, &mut batch).is_err());
+}
