@@ -141,7 +141,18 @@ pub fn parse_header(bytes: &[u8]) -> Result<FileHeader, ChunkError> {
     if header.payload_len > MAX_PAYLOAD {
         return Err(ChunkError::PayloadTooLarge(header.payload_len));
     }
+    // DEFLATE expands incompressible data by a few bytes per 64 KiB block at most.
+    if u64::from(header.compressed_len) > max_compressed_len(header.payload_len) {
+        return Err(ChunkError::PayloadTooLarge(header.compressed_len));
+    }
     Ok(header)
+}
+
+/// The largest compressed size a payload of `payload_len` bytes can have (stored
+/// blocks: 5 bytes of overhead per 64 KiB block, plus slack).
+fn max_compressed_len(payload_len: u32) -> u64 {
+    let n = u64::from(payload_len);
+    n + 5 * (n / 65_535 + 1) + 64
 }
 
 /// Serializes a chunk to file bytes (header plus compressed payload).

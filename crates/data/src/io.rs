@@ -9,7 +9,7 @@
 
 use std::{
     fmt, fs,
-    io::{self, Read, Write},
+    io::{self, Read, Seek, Write},
     path::{Path, PathBuf},
 };
 
@@ -92,7 +92,12 @@ fn sync_dir(dir: &Path) {
 /// # Errors
 /// A [`ChunkFileError`] naming the file and what is wrong with it.
 pub fn read_chunk(path: &Path) -> Result<Chunk, ChunkFileError> {
-    let bytes = fs::read(path).map_err(|e| ChunkFileError::new(path, e))?;
+    // The header is checked before the rest is read, so a large file that is not a
+    // chunk (or whose length disagrees with its header) is never read into memory.
+    let (mut f, header) = open_checked(path)?;
+    let mut bytes = Vec::with_capacity(HEADER_LEN + header.compressed_len as usize);
+    f.read_to_end(&mut bytes)
+        .map_err(|e| ChunkFileError::new(path, e))?;
     format::decode_chunk(&bytes).map_err(|e| ChunkFileError::new(path, e))
 }
 
@@ -102,6 +107,11 @@ pub fn read_chunk(path: &Path) -> Result<Chunk, ChunkFileError> {
 /// # Errors
 /// A [`ChunkFileError`] naming the file.
 pub fn read_chunk_header(path: &Path) -> Result<FileHeader, ChunkFileError> {
+    open_checked(path).map(|(_, header)| header)
+}
+
+/// Opens a chunk file, checks its header and length, and returns it rewound.
+fn open_checked(path: &Path) -> Result<(fs::File, FileHeader), ChunkFileError> {
     let err = |e: ChunkError| ChunkFileError::new(path, e);
     let mut f = fs::File::open(path).map_err(|e| err(e.into()))?;
     let len = f.metadata().map_err(|e| err(e.into()))?.len();
@@ -121,7 +131,8 @@ pub fn read_chunk_header(path: &Path) -> Result<FileHeader, ChunkFileError> {
     if len > expected {
         return Err(err(ChunkError::TrailingBytes(len - expected)));
     }
-    Ok(header)
+    f.seek(io::SeekFrom::Start(0)).map_err(|e| err(e.into()))?;
+    Ok((f, header))
 }
 
 /// Whether a directory entry is a finished chunk (`*.xqc`), as opposed to a file

@@ -98,29 +98,6 @@ impl GameRecord {
         }
         Some(pos)
     }
-
-    /// Replays the game up to `ply` and leaves in `out` the last `len` positions up to
-    /// and including that one, oldest first (fewer near the start of the game).
-    /// `out` is cleared first and reused, so a caller that keeps it allocates nothing
-    /// once it has grown.
-    ///
-    /// # Panics
-    /// If `ply > self.moves.len()` (callers index records that were validated).
-    pub fn history_into(&self, ply: usize, len: usize, out: &mut Vec<Position>) {
-        out.clear();
-        let len = len.max(1);
-        let first = ply.saturating_sub(len - 1);
-        let mut pos = self.start.clone();
-        for &m in &self.moves[..first] {
-            pos.play_unchecked(m);
-        }
-        out.push(pos);
-        for &m in &self.moves[first..ply] {
-            let mut next = out.last().expect("history holds the position").clone();
-            next.play_unchecked(m);
-            out.push(next);
-        }
-    }
 }
 
 /// One entry of a policy target: a legal move and its share, quantized to `u16`.
