@@ -131,6 +131,15 @@ impl Window {
         Window { chunks, ends }
     }
 
+    /// A window over all records of one in-memory chunk (supervised data, tests).
+    pub fn from_chunk(name: impl Into<String>, chunk: Chunk) -> Window {
+        Window::from_chunks(vec![WindowChunk {
+            name: name.into(),
+            chunk: Arc::new(chunk),
+            first: 0,
+        }])
+    }
+
     /// Number of records.
     pub fn len(&self) -> u64 {
         self.ends.last().copied().unwrap_or(0)

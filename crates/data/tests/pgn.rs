@@ -2,12 +2,10 @@
 
 mod common;
 
-use std::sync::Arc;
-
 use xq_core::Position;
 use xq_data::{
-    Batch, Outcome, PgnError, Sample, SplitConfig, Wdl, Window, WindowChunk, assemble_samples,
-    decode_chunk, encode_chunk, games_to_chunks, read_pgn,
+    Batch, Outcome, PgnError, Sample, SplitConfig, Wdl, Window, assemble_samples, decode_chunk,
+    encode_chunk, games_to_chunks, read_pgn,
 };
 use xq_nn::{encode::EncoderConfig, policy::policy_index};
 
@@ -181,11 +179,7 @@ fn supervised_batch_targets_the_played_move_and_the_result() {
             Some(Wdl::Win)
         ]
     );
-    let w = Window::from_chunks(vec![WindowChunk {
-        name: "sl".into(),
-        chunk: Arc::new(data.train),
-        first: 0,
-    }]);
+    let w = Window::from_chunk("sl", data.train);
     let enc = EncoderConfig::default();
     let samples: Vec<Sample> = (0..4)
         .map(|index| Sample {
@@ -235,4 +229,35 @@ fn loading_pgn_files_skips_bad_games_naming_file_and_line() {
     let err =
         xq_data::load_pgn_files(&[missing], &common::meta(0), &SplitConfig::default()).unwrap_err();
     assert!(err.to_string().contains("missing.pgn"), "{err}");
+}
+
+/// Damaged PGN text gives errors or games, never a panic.
+#[test]
+fn mangled_pgn_text_never_panics() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(3);
+    let sample: Vec<char> = MASTER[..4000].chars().collect();
+    let alphabet: Vec<char> = "[]{}()\";$.-/*10 \n\tabcdefghiHE2½象".chars().collect();
+    for _ in 0..300 {
+        let mut text = sample.clone();
+        for _ in 0..rng.random_range(1..40) {
+            let i = rng.random_range(0..text.len());
+            match rng.random_range(0..3) {
+                0 => text[i] = alphabet[rng.random_range(0..alphabet.len())],
+                1 => {
+                    text.remove(i);
+                }
+                _ => text.insert(i, alphabet[rng.random_range(0..alphabet.len())]),
+            }
+        }
+        let text: String = text.into_iter().collect();
+        for game in read_pgn(&text) {
+            if let Err(e) = game {
+                assert!(
+                    e.line() >= 1 && e.line() <= text.lines().count().max(1),
+                    "{e}"
+                );
+            }
+        }
+    }
 }
