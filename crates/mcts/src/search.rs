@@ -851,3 +851,89 @@ fn normalised_or(w: &[f32], fallback: &[f32]) -> Vec<f32> {
             .collect()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use xq_nn::RandomEvaluator;
+
+    use super::*;
+    use crate::{RootAlgorithm, tree::NO_PARENT};
+
+    /// The arena's invariants once a search has finished: no visit in flight, links
+    /// consistent, and every visit of an expanded node went to one of its children.
+    fn check_arena(s: &Search) {
+        let t = &s.tree;
+        assert_eq!(t.stat.len(), t.link.len());
+        assert_eq!(t.link[0].parent, NO_PARENT);
+        for i in 0..t.len() {
+            let (st, l) = (&t.stat[i], &t.link[i]);
+            assert_eq!(st.vl, 0, "node {i} has visits in flight");
+            assert_ne!(l.state, State::Pending, "node {i} is still pending");
+            if l.state.has_children() {
+                let kids = l.children();
+                assert!(
+                    kids.start > i && kids.end <= t.len(),
+                    "node {i}: children {kids:?}"
+                );
+                let sum: u32 = t.stat[kids.clone()].iter().map(|c| c.n).sum();
+                for c in kids {
+                    assert_eq!(t.link[c].parent as usize, i);
+                }
+                if l.state == State::Expanded {
+                    assert_eq!(st.n, 1 + sum, "node {i}: visits {} vs children {sum}", st.n);
+                } else {
+                    assert!(st.n > sum);
+                }
+            } else {
+                assert_eq!(l.num_children, 0);
+            }
+            if let Some(q) = st.q() {
+                assert!((-1.0001..=1.0001).contains(&q), "node {i}: q {q}");
+            }
+        }
+    }
+
+    /// Plays whole games with tree reuse, the playout cap, both root algorithms and
+    /// batching, checking the arena after every search.
+    #[test]
+    fn arena_stays_consistent_through_played_games() {
+        for (algorithm, batch, seed) in [
+            (RootAlgorithm::Puct, 1, 1),
+            (RootAlgorithm::Puct, 8, 2),
+            (RootAlgorithm::Gumbel, 4, 3),
+        ] {
+            let params = SearchParams {
+                algorithm,
+                batch_size: batch,
+                playout_cap: crate::PlayoutCap {
+                    full_visits: 96,
+                    cheap_visits: 24,
+                    full_probability: 0.5,
+                },
+                ..SearchParams::default()
+            };
+            let mut s = Search::from_position(params, Position::startpos(), seed).unwrap();
+            let mut net = RandomEvaluator::new(seed);
+            let mut reused = 0;
+            for _ in 0..150 {
+                let plan = s.plan_playouts();
+                let r = match s.run_playouts(&mut net, plan) {
+                    Ok(r) => r,
+                    Err(SearchError::GameOver { .. }) => break,
+                    Err(e) => panic!("{e}"),
+                };
+                check_arena(&s);
+                assert!((r.policy_target.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+                assert_eq!(r.moves.len(), s.position().legal_moves().len());
+                let m = s.choose_move(&r).unwrap();
+                s.advance(m).unwrap();
+                reused += s.root_visits();
+                check_arena(&s);
+                if s.line.adjudicate().is_some() {
+                    break;
+                }
+            }
+            assert!(reused > 0, "{algorithm:?}: tree reuse never kept anything");
+        }
+    }
+}
