@@ -94,6 +94,8 @@ pub enum BatchError {
     NoPolicyIndex { mv: xq_core::Move },
     #[error("the batch producer thread stopped")]
     ProducerGone,
+    #[error("cannot start batch worker threads: {0}")]
+    Threads(String),
 }
 
 /// Draws the samples of batch `step` into `out` (cleared first).

@@ -75,7 +75,7 @@
 //! | 1 | side to move (0 Red, 1 Black) |
 //! | 2 | plies since the last capture (`u16`) |
 //! | 2 | move number (`u16`) |
-//! | 2 + 2m | move count `m` (`u16`), then `m` moves (`u16`, `from | to << 7`, squares as above) |
+//! | 2 + 2m | move count `m` (`u16`), then `m` moves (`u16`, `from + (to << 7)`, squares as above) |
 //! | | then `R` records, each 27 + 4k bytes: |
 //! | 4 | game index (`u32`, < `G`) |
 //! | 2 | ply: the record's position is the game's start after its first `ply` moves |

@@ -85,7 +85,7 @@ impl Prefetcher {
                     .num_threads(prefetch.threads)
                     .thread_name(|i| format!("xq-data-{i}"))
                     .build()
-                    .map_err(|_| BatchError::ProducerGone)?,
+                    .map_err(|e| BatchError::Threads(e.to_string()))?,
             )
         } else {
             None
@@ -100,7 +100,7 @@ impl Prefetcher {
         let handle = std::thread::Builder::new()
             .name("xq-data-prefetch".into())
             .spawn(move || produce(&window, &cfg, start, pool, &tx, &recycle_rx, &producer_stop))
-            .map_err(|_| BatchError::ProducerGone)?;
+            .map_err(|e| BatchError::Threads(e.to_string()))?;
         Ok(Prefetcher {
             rx,
             recycle_tx,

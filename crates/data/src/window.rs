@@ -162,8 +162,8 @@ impl Window {
         Some((&wc.chunk, rec))
     }
 
-    /// A stable 64-bit digest of what the window holds (chunk names, first record used
-    /// and record counts, in order). A trainer stores it with its data cursor: the same
+    /// A stable 64-bit digest of what the window holds (chunk names, first record used,
+    /// record and game counts and writer seeds, in order). A trainer stores it with its data cursor: the same
     /// fingerprint and cursor give the same batches.
     pub fn fingerprint(&self) -> u64 {
         let mut h = Fnv::new();
@@ -172,6 +172,8 @@ impl Window {
             h.write(&[0]);
             h.write(&(c.first as u64).to_le_bytes());
             h.write(&(c.chunk.records.len() as u64).to_le_bytes());
+            h.write(&(c.chunk.games.len() as u64).to_le_bytes());
+            h.write(&c.chunk.meta.seed.to_le_bytes());
         }
         h.0
     }
