@@ -223,19 +223,6 @@ const SOLDIER_CONST: [[u128; 90]; 2] = build_soldier();
 /// `SOLDIER_ATTACKERS[color][sq]`: squares from which a soldier of `color` attacks `sq`.
 pub(crate) static SOLDIER_ATTACKERS: [[u128; 90]; 2] = build_soldier_attackers();
 
-/// Rank and file of each square (excluding the square): the lines along which a
-/// chariot, cannon or the opposing general can reach it.
-const fn build_lines() -> [u128; 90] {
-    let mut t = [0u128; 90];
-    let mut sq = 0;
-    while sq < 90 {
-        t[sq] = RAYS_CONST[0][sq] | RAYS_CONST[1][sq] | RAYS_CONST[2][sq] | RAYS_CONST[3][sq];
-        sq += 1;
-    }
-    t
-}
-const RAYS_CONST: [[u128; 90]; 4] = build_rays();
-
 const fn build_files() -> [u128; 9] {
     let mut t = [0u128; 9];
     let mut sq = 0;
@@ -247,27 +234,6 @@ const fn build_files() -> [u128; 9] {
 }
 /// Every square of each file.
 pub(crate) static FILES: [u128; 9] = build_files();
-pub(crate) static LINES: [u128; 90] = build_lines();
-
-/// The four diagonal neighbours of each square: the only points whose emptiness can
-/// unblock a horse attack on it.
-const fn build_diag_neighbours() -> [u128; 90] {
-    let mut t = [0u128; 90];
-    let mut sq = 0;
-    while sq < 90 {
-        let (f, r) = coords(sq);
-        let mut i = 0;
-        while i < 4 {
-            if let Some(s) = at(f + DIAGS[i].0, r + DIAGS[i].1) {
-                t[sq] |= bit(s);
-            }
-            i += 1;
-        }
-        sq += 1;
-    }
-    t
-}
-pub(crate) static DIAG_NEIGHBOURS: [u128; 90] = build_diag_neighbours();
 
 /// First blocker from `sq` in direction `dir` (0,1 rise; 2,3 fall).
 #[inline(always)]

@@ -5,7 +5,7 @@ use std::fmt;
 use crate::{
     Bitboard, Color, Move, MoveList, Piece, Role, Setup, Square,
     attacks::{
-        self, DIAG_NEIGHBOURS, ELEPHANT, GENERAL, HORSE_BY_LEG, LINES, RAYS, SOLDIER,
+        self, ELEPHANT, GENERAL, HORSE_ATTACKERS_BY_LEG, HORSE_BY_LEG, RAYS, SOLDIER,
         SOLDIER_ATTACKERS, first_blocker,
     },
     setup::{PositionError, validate_material},
@@ -198,13 +198,26 @@ impl Position {
         let general = self.by_role[Role::General.index()].0 & theirs;
         let horses = self.by_role[Role::Horse.index()].0 & theirs;
         let soldiers = self.by_role[Role::Soldier.index()].0 & theirs;
-        if attacks::horse_attackers(sq, occ).0 & horses != 0 {
+        // Cheap table tests first: most squares have no horse within reach and most
+        // rays hold no enemy slider, so the leg and blocker look-ups are skipped.
+        let reach = &HORSE_ATTACKERS_BY_LEG[sq.index()];
+        if (reach[0] | reach[1] | reach[2] | reach[3]) & horses != 0
+            && attacks::horse_attackers(sq, occ).0 & horses != 0
+        {
             return true;
         }
         if SOLDIER_ATTACKERS[by.index()][sq.index()] & soldiers != 0 {
             return true;
         }
-        for dir in 0..4 {
+        for (dir, rays) in RAYS.iter().enumerate() {
+            let sliders = if dir % 2 == 0 {
+                chariots | cannons | general
+            } else {
+                chariots | cannons
+            };
+            if rays[sq.index()] & sliders == 0 {
+                continue;
+            }
             if let Some(b1) = first_blocker(dir, sq, occ.0) {
                 let bb = 1u128 << b1.index();
                 let line = if dir % 2 == 0 {
@@ -269,116 +282,170 @@ impl Position {
     /// own general's safety.
     pub fn pseudo_legal_moves(&self) -> MoveList {
         let mut list = MoveList::new();
-        let us = self.turn;
-        let own = self.by_color[us.index()];
-        let occ = self.occupied;
-        for from in own {
-            let role = self.board[from.index()].expect("own piece").role;
-            let targets = match role {
-                Role::Chariot => attacks::chariot_attacks(from, occ) & !own,
-                Role::Cannon => {
-                    let them = self.by_color[us.other().index()];
-                    let mut quiet = 0u128;
-                    let mut caps = 0u128;
-                    for (dir, rays) in RAYS.iter().enumerate() {
-                        let ray = rays[from.index()];
-                        match first_blocker(dir, from, occ.0) {
-                            Some(screen) => {
-                                quiet |= ray ^ rays[screen.index()];
-                                quiet &= !(1u128 << screen.index());
-                                if let Some(t) = first_blocker(dir, screen, occ.0) {
-                                    caps |= 1u128 << t.index();
-                                }
-                            }
-                            None => quiet |= ray,
-                        }
-                    }
-                    Bitboard(quiet | (caps & them.0))
-                }
-                Role::Horse => {
-                    let mut t = 0u128;
-                    for (i, d) in attacks::DIRS.iter().enumerate() {
-                        let legs = HORSE_BY_LEG[from.index()][i];
-                        if legs != 0 {
-                            let leg = Square::new((from.index() as i32 + d.1 * 9 + d.0) as u32);
-                            if !occ.contains(leg) {
-                                t |= legs;
-                            }
-                        }
-                    }
-                    Bitboard(t) & !own
-                }
-                Role::Elephant => {
-                    let mut t = 0u128;
-                    let tab = &ELEPHANT[us.index()][from.index()];
-                    for (i, d) in attacks::DIAGS.iter().enumerate() {
-                        if tab[i] != 0 {
-                            let eye = Square::new((from.index() as i32 + d.1 * 9 + d.0) as u32);
-                            if !occ.contains(eye) {
-                                t |= tab[i];
-                            }
-                        }
-                    }
-                    Bitboard(t) & !own
-                }
-                Role::Advisor => attacks::advisor_attacks(from) & !own,
-                Role::General => Bitboard(GENERAL[from.index()]) & !own,
-                Role::Soldier => Bitboard(SOLDIER[us.index()][from.index()]) & !own,
-            };
-            for to in targets {
+        for from in self.by_color[self.turn.index()] {
+            for to in self.targets(from) {
                 list.push(Move::new(from, to));
             }
         }
         list
     }
 
-    /// Whether a pseudo-legal move leaves the own general safe, assuming the position
-    /// itself is legal. `in_check` is the cached [`Self::is_check`].
-    ///
-    /// Most moves need no attack test: when not in check, a move by a piece other than
-    /// the general can only expose the general if it leaves or enters the general's rank
-    /// or file (chariot, cannon screen, flying general) or leaves a diagonal neighbour of
-    /// the general (a horse leg).
+    /// Where the side to move's piece on `from` may go by its movement rule alone.
+    #[inline(always)]
+    fn targets(&self, from: Square) -> Bitboard {
+        let us = self.turn;
+        let own = self.by_color[us.index()];
+        let occ = self.occupied;
+        let role = self.board[from.index()].expect("own piece").role;
+        match role {
+            Role::Chariot => attacks::chariot_attacks(from, occ) & !own,
+            Role::Cannon => {
+                let them = self.by_color[us.other().index()];
+                let mut quiet = 0u128;
+                let mut caps = 0u128;
+                for (dir, rays) in RAYS.iter().enumerate() {
+                    let ray = rays[from.index()];
+                    match first_blocker(dir, from, occ.0) {
+                        Some(screen) => {
+                            quiet |= ray ^ rays[screen.index()];
+                            quiet &= !(1u128 << screen.index());
+                            if let Some(t) = first_blocker(dir, screen, occ.0) {
+                                caps |= 1u128 << t.index();
+                            }
+                        }
+                        None => quiet |= ray,
+                    }
+                }
+                Bitboard(quiet | (caps & them.0))
+            }
+            Role::Horse => {
+                let mut t = 0u128;
+                for (i, d) in attacks::DIRS.iter().enumerate() {
+                    let legs = HORSE_BY_LEG[from.index()][i];
+                    if legs != 0 {
+                        let leg = Square::new((from.index() as i32 + d.1 * 9 + d.0) as u32);
+                        if !occ.contains(leg) {
+                            t |= legs;
+                        }
+                    }
+                }
+                Bitboard(t) & !own
+            }
+            Role::Elephant => {
+                let mut t = 0u128;
+                let tab = &ELEPHANT[us.index()][from.index()];
+                for (i, d) in attacks::DIAGS.iter().enumerate() {
+                    if tab[i] != 0 {
+                        let eye = Square::new((from.index() as i32 + d.1 * 9 + d.0) as u32);
+                        if !occ.contains(eye) {
+                            t |= tab[i];
+                        }
+                    }
+                }
+                Bitboard(t) & !own
+            }
+            Role::Advisor => attacks::advisor_attacks(from) & !own,
+            Role::General => Bitboard(GENERAL[from.index()]) & !own,
+            Role::Soldier => Bitboard(SOLDIER[us.index()][from.index()]) & !own,
+        }
+    }
+
+    /// The points where a move's origin or destination calls for an attack test (see
+    /// [`Safety`]), computed once per position.
     #[inline]
-    fn is_safe(&self, m: Move, in_check: bool) -> bool {
+    fn safety(&self) -> Safety {
         let us = self.turn;
         let g = self.generals[us.index()];
+        let them = self.by_color[us.other().index()].0;
+        let chariots = self.by_role[Role::Chariot.index()].0 & them;
+        let cannons = self.by_role[Role::Cannon.index()].0 & them;
+        let general = self.by_role[Role::General.index()].0 & them;
+        let horses = self.by_role[Role::Horse.index()].0 & them;
+        let in_check = self.is_check();
+        let mut risky_from = 1u128 << g.index();
+        let mut risky_to = 0u128;
+        for (dir, rays) in RAYS.iter().enumerate() {
+            let ray = rays[g.index()];
+            let sliders = if dir % 2 == 0 {
+                chariots | cannons | general
+            } else {
+                chariots | cannons
+            };
+            if ray & sliders != 0 {
+                risky_from |= ray;
+            }
+            if ray & cannons != 0 {
+                risky_to |= ray;
+            }
+        }
+        let reach = &HORSE_ATTACKERS_BY_LEG[g.index()];
+        for (i, d) in attacks::DIAGS.iter().enumerate() {
+            if reach[i] & horses != 0 {
+                // The leg is on the board whenever a horse square behind it is.
+                risky_from |= 1u128 << (g.index() as i32 + d.1 * 9 + d.0);
+            }
+        }
+        Safety {
+            in_check,
+            risky_from,
+            risky_to,
+        }
+    }
+
+    /// Whether a pseudo-legal move leaves the own general safe, assuming the position
+    /// itself is legal; `safety` is [`Self::safety`] of this position.
+    #[inline]
+    fn is_safe(&self, m: Move, safety: &Safety) -> bool {
         let (from, to) = (m.from(), m.to());
-        let moving_general = from == g;
-        if !in_check
-            && !moving_general
-            && (LINES[g.index()] & ((1u128 << from.index()) | (1u128 << to.index()))) == 0
-            && (DIAG_NEIGHBOURS[g.index()] & (1u128 << from.index())) == 0
+        if !safety.in_check
+            && (safety.risky_from & (1u128 << from.index())) == 0
+            && (safety.risky_to & (1u128 << to.index())) == 0
         {
             return true;
         }
+        let us = self.turn;
+        let g = self.generals[us.index()];
         let occ = self.occupied.without(from).with(to);
         let theirs = self.by_color[us.other().index()].without(to);
-        let king = if moving_general { to } else { g };
+        let king = if from == g { to } else { g };
         !self.attacked_with(king, us.other(), occ, theirs)
     }
 
     /// Every legal move.
     pub fn legal_moves(&self) -> MoveList {
         let mut list = self.pseudo_legal_moves();
-        let in_check = self.is_check();
-        list.retain(|m| self.is_safe(*m, in_check));
+        let safety = self.safety();
+        list.retain(|m| self.is_safe(*m, &safety));
         list
     }
 
     /// The number of legal moves (perft's bulk count).
+    ///
+    /// Counts in bulk where [`Self::is_safe`] needs no test: the targets of a piece on a
+    /// point that is not risky to leave are counted with a popcount, except those on
+    /// points that are risky to enter.
     pub fn count_legal(&self) -> usize {
-        let list = self.pseudo_legal_moves();
-        let in_check = self.is_check();
-        list.iter().filter(|m| self.is_safe(**m, in_check)).count()
+        let safety = self.safety();
+        let mut n = 0;
+        for from in self.by_color[self.turn.index()] {
+            let targets = self.targets(from);
+            let safe = |to: &Square| self.is_safe(Move::new(from, *to), &safety);
+            if safety.in_check || (1u128 << from.index()) & safety.risky_from != 0 {
+                n += targets.filter(safe).count();
+            } else {
+                n += (targets.0 & !safety.risky_to).count_ones() as usize;
+                n += Bitboard(targets.0 & safety.risky_to).filter(safe).count();
+            }
+        }
+        n
     }
 
     /// Whether the side to move has any legal move.
     pub fn has_legal_move(&self) -> bool {
-        let in_check = self.is_check();
+        let safety = self.safety();
         self.pseudo_legal_moves()
             .iter()
-            .any(|m| self.is_safe(*m, in_check))
+            .any(|m| self.is_safe(*m, &safety))
     }
 
     /// Whether `m` is legal here.
@@ -387,7 +454,7 @@ impl Position {
             Some(p) if p.color == self.turn => {}
             _ => return false,
         }
-        self.pseudo_legal_moves().contains(&m) && self.is_safe(m, self.is_check())
+        self.pseudo_legal_moves().contains(&m) && self.is_safe(m, &self.safety())
     }
 
     /// Whether the side to move is checkmated or stalemated (both lose, 3.1 and 3.2).
@@ -486,6 +553,23 @@ impl Position {
     pub fn fen(&self) -> String {
         crate::fen::Fen::from_setup(&self.to_setup()).to_string()
     }
+}
+
+/// Which moves need an attack test to be known safe for the own general.
+///
+/// When the side to move is not in check, a move by a piece other than the general can
+/// expose the general only by opening a line or a horse leg, or by becoming a cannon
+/// screen: by leaving a point of a ray from the general that holds an enemy chariot,
+/// cannon or (on the file) general, leaving the leg point of an enemy horse's attack,
+/// or entering a ray that holds an enemy cannon. Every other move is safe without a
+/// test; in check, every move is tested.
+#[derive(Debug, Clone, Copy)]
+struct Safety {
+    in_check: bool,
+    /// Origins that need a test: those points, and the general's own square.
+    risky_from: u128,
+    /// Destinations that need a test.
+    risky_to: u128,
 }
 
 impl fmt::Debug for Position {
