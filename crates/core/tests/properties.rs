@@ -382,3 +382,40 @@ fn reference_generator_knows_the_starting_moves() {
         "chariot through a piece"
     );
 }
+
+#[test]
+fn hand_built_pins_and_screens_match_the_reference() {
+    // (FEN, a point whose piece must have no legal move, or "" when none is pinned)
+    let cases = [
+        // A horse leg: the red horse on d1 blocks the black horse on c1 from e0.
+        ("3k5/9/9/9/9/9/9/9/2nN5/4K4 w - - 0 1", "d1"),
+        // A chariot on the rank: the red horse on c1 shields the general on e1.
+        ("3k5/9/9/9/9/9/9/9/r1N1K4/9 w - - 0 1", "c1"),
+        // Flying general: the red horse on e4 is all that separates the generals.
+        ("4k4/9/9/9/9/4N4/9/9/9/4K4 w - - 0 1", "e4"),
+        // Two cannon screens on the e-file: neither screen may leave it.
+        ("3k5/9/9/4c4/9/9/4R4/9/4A4/4K4 w - - 0 1", "e1"),
+        // No screen yet: a red piece may not step between cannon and general.
+        ("3k5/9/9/9/4c4/9/9/R8/9/4K4 w - - 0 1", ""),
+        // In check from a cannon over a black horse screen.
+        ("3k5/9/4c4/9/9/4n4/9/R8/9/3AK4 w - - 0 1", ""),
+    ];
+    for (fen, pinned) in cases {
+        let pos = Position::from_fen(fen).unwrap_or_else(|e| panic!("{fen}: {e}"));
+        let ours: BTreeSet<Move> = pos.legal_moves().into_iter().collect();
+        assert_eq!(ours, reference_legal_moves(&pos), "{fen}");
+        assert_eq!(pos.count_legal(), ours.len(), "{fen}: count_legal");
+        if !pinned.is_empty() {
+            let sq: Square = pinned.parse().expect("a square");
+            assert!(pos.piece_at(sq).is_some(), "{fen}: nothing on {sq}");
+            assert!(
+                ours.iter().all(|m| m.from() != sq),
+                "{fen}: the piece on {sq} is pinned"
+            );
+        }
+    }
+    // Stepping between the lone cannon and the general would make a screen.
+    let pos = Position::from_fen("3k5/9/9/9/4c4/9/9/R8/9/4K4 w - - 0 1").expect("legal");
+    assert!(!pos.is_legal(Move::from_iccs("a2e2").unwrap()));
+    assert!(pos.is_legal(Move::from_iccs("a2d2").unwrap()));
+}
