@@ -8,6 +8,8 @@
 //!   no unit is given).
 //! - `movetime=500ms`: a fixed time per move.
 //! - `nodes=800`, `depth=4`: fixed search effort, no clock.
+//! - `own`: no clock; each player searches with its own settings (an alpha-beta
+//!   player's depth, a network player's visits).
 
 use std::{fmt, str::FromStr, time::Duration};
 
@@ -31,6 +33,8 @@ pub enum TimeControl {
     Nodes(u64),
     /// A fixed search depth per move.
     Depth(u32),
+    /// No limit from the referee: each player uses its own configured effort.
+    Own,
 }
 
 /// A time-control string that could not be read.
@@ -83,6 +87,9 @@ impl FromStr for TimeControl {
             why,
         };
         let t = s.trim();
+        if t == "own" {
+            return Ok(TimeControl::Own);
+        }
         if let Some(v) = t.strip_prefix("movetime=") {
             let d = parse_duration(v).ok_or(err("bad duration after movetime="))?;
             if d.is_zero() {
@@ -164,6 +171,7 @@ impl fmt::Display for TimeControl {
             TimeControl::MoveTime(d) => write!(f, "movetime={}", format_duration(d)),
             TimeControl::Nodes(n) => write!(f, "nodes={n}"),
             TimeControl::Depth(n) => write!(f, "depth={n}"),
+            TimeControl::Own => f.write_str("own"),
         }
     }
 }
@@ -280,6 +288,7 @@ impl Clock {
                 depth: Some(n),
                 ..Limits::default()
             },
+            TimeControl::Own => Limits::default(),
         }
     }
 
@@ -313,7 +322,7 @@ impl Clock {
                 true
             }
             TimeControl::MoveTime(d) => elapsed <= d + d / 2 + Duration::from_millis(100),
-            TimeControl::Nodes(_) | TimeControl::Depth(_) => true,
+            TimeControl::Nodes(_) | TimeControl::Depth(_) | TimeControl::Own => true,
         }
     }
 
@@ -337,6 +346,7 @@ mod tests {
             ("movetime=500ms", "movetime=500ms"),
             ("nodes=800", "nodes=800"),
             ("depth=4", "depth=4"),
+            ("own", "own"),
         ] {
             let tc: TimeControl = text.parse().unwrap();
             assert_eq!(tc.to_string(), printed, "{text}");

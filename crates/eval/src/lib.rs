@@ -27,6 +27,7 @@
 pub mod alphabeta;
 pub mod clock;
 pub mod control;
+pub mod gate;
 pub mod matches;
 pub mod openings;
 pub mod player;

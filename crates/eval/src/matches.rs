@@ -82,8 +82,13 @@ impl MatchStatus {
         if let Some(score) = g.score() {
             s += &format!(" score {:.1}%", 100.0 * score);
         }
-        if let Some(e) = &self.elo {
-            s += &format!(" Elo {:+.0} ± {:.0}", e.elo, e.error_margin());
+        match &self.elo {
+            Some(e) if e.elo.is_finite() && e.error_margin().is_finite() => {
+                s += &format!(" Elo {:+.0} ± {:.0}", e.elo, e.error_margin());
+            }
+            // A perfect or zero score has no finite Elo estimate.
+            Some(e) => s += &format!(" Elo {}", if e.elo > 0.0 { "+inf" } else { "-inf" }),
+            None => {}
         }
         s += &format!(" LOS {:.1}%", 100.0 * self.los);
         if let Some(t) = &self.sprt {

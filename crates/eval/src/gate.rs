@@ -1,0 +1,108 @@
+//! The gatekeeper's decision: does a candidate network replace the accepted one?
+//!
+//! The candidate plays the accepted network in colour-reversed pairs. With an SPRT
+//! configured the match stops as soon as it is decided and the candidate is accepted
+//! exactly when H1 (it is at least `elo1` better than `elo0`) is accepted; if the game
+//! limit comes first, the score decides against `threshold`. Without an SPRT the full
+//! number of games is played and the score decides.
+
+use crate::{
+    matches::{MatchConfig, MatchError, MatchReport, PlayerFactory, run_match},
+    stats::SprtDecision,
+};
+
+/// The gate's rules on top of the match settings.
+#[derive(Debug, Clone)]
+pub struct GateConfig {
+    pub matches: MatchConfig,
+    /// Score the candidate needs when the SPRT is undecided or absent (e.g. 0.55).
+    pub threshold: f64,
+}
+
+/// The verdict and the match behind it.
+#[derive(Debug, Clone)]
+pub struct GateDecision {
+    pub accepted: bool,
+    /// `sprt_h1`, `sprt_h0`, `threshold_met` or `threshold_missed`.
+    pub reason: &'static str,
+    pub report: MatchReport,
+}
+
+/// Plays the gating match (`candidate` is player A).
+///
+/// # Errors
+/// If the match cannot be played (players that cannot be built, unwritable PGN).
+pub fn gate(
+    candidate: &PlayerFactory<'_>,
+    accepted: &PlayerFactory<'_>,
+    config: &GateConfig,
+    progress: &mut dyn FnMut(&crate::matches::MatchStatus),
+) -> Result<GateDecision, MatchError> {
+    let report = run_match(candidate, accepted, &config.matches, progress)?;
+    let score = report.status.games.score().unwrap_or(0.0);
+    let (accepted, reason) = match report.decision {
+        Some(SprtDecision::AcceptH1) => (true, "sprt_h1"),
+        Some(SprtDecision::AcceptH0) => (false, "sprt_h0"),
+        _ if score >= config.threshold => (true, "threshold_met"),
+        _ => (false, "threshold_missed"),
+    };
+    Ok(GateDecision {
+        accepted,
+        reason,
+        report,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{
+        clock::TimeControl,
+        openings,
+        player::{AlphaBetaPlayer, Player, PlayerError, RandomPlayer},
+        referee::GameSettings,
+        stats::SprtConfig,
+    };
+
+    fn config(sprt: bool) -> GateConfig {
+        GateConfig {
+            matches: MatchConfig {
+                games: 40,
+                concurrency: 2,
+                settings: GameSettings {
+                    time_control: TimeControl::Own,
+                    max_plies: 200,
+                    ..GameSettings::default()
+                },
+                openings: openings::builtin(),
+                sprt: sprt.then(|| SprtConfig::new(0.0, 50.0, 0.05, 0.05).unwrap()),
+                seed: 5,
+                pgn_out: None,
+                event: "gate".into(),
+            },
+            threshold: 0.55,
+        }
+    }
+
+    fn strong() -> Result<Box<dyn Player>, PlayerError> {
+        Ok(Box::new(AlphaBetaPlayer::new(2, 1)))
+    }
+
+    fn weak() -> Result<Box<dyn Player>, PlayerError> {
+        Ok(Box::new(RandomPlayer::new()))
+    }
+
+    #[test]
+    fn a_stronger_candidate_passes_and_a_weaker_one_fails() {
+        let d = gate(&strong, &weak, &config(true), &mut |_| {}).unwrap();
+        assert!(d.accepted);
+        assert_eq!(d.reason, "sprt_h1");
+        let d = gate(&weak, &strong, &config(true), &mut |_| {}).unwrap();
+        assert!(!d.accepted);
+        assert_eq!(d.reason, "sprt_h0");
+        let d = gate(&weak, &strong, &config(false), &mut |_| {}).unwrap();
+        assert!(!d.accepted);
+        assert_eq!(d.reason, "threshold_missed");
+        assert_eq!(d.report.games.len(), 40);
+    }
+}
