@@ -185,6 +185,8 @@ pub struct GameState {
 pub enum Step {
     /// The move was played; the game goes on.
     Continue,
+    /// No move was played; the position must be searched again.
+    SearchAgain,
     /// The game is over.
     Finished(Box<FinishedGame>),
 }
@@ -200,12 +202,31 @@ impl GameState {
         worker_seed: u64,
         model: String,
     ) -> Result<GameState, SearchError> {
+        GameState::from_game(
+            config,
+            id,
+            worker_seed,
+            model,
+            Game::new(Position::startpos()),
+        )
+    }
+
+    /// A game that continues `game` (an opening, a test position).
+    ///
+    /// # Errors
+    /// Bad search parameters.
+    pub fn from_game(
+        config: &SelfplayConfig,
+        id: u64,
+        worker_seed: u64,
+        model: String,
+        game: Game,
+    ) -> Result<GameState, SearchError> {
         let seed = game_seed(worker_seed, id);
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7265_7369_676E);
         let enabled = config.resign_enabled()
             && !(config.resign_disabled_fraction > 0.0
                 && rng.random::<f32>() < config.resign_disabled_fraction);
-        let game = Game::new(Position::startpos());
         let search = Search::new(config.search.clone(), &game, seed)?;
         Ok(GameState {
             id,
@@ -236,19 +257,15 @@ impl GameState {
         if self.resign.observe(side, ply, result.value) == ResignVerdict::Resign {
             return Ok(self.finish(Termination::Resignation { loser: side }));
         }
-        let mv = match self.search.choose_move(&result) {
-            Some(m) => m,
-            None => {
-                // No legal move at the root: the rules end the game (never reached,
-                // as a game is judged after each move).
-                let outcome = self
-                    .game
-                    .adjudicate()
-                    .ok_or_else(|| SearchError::GameOver {
-                        fen: self.game.position().fen(),
-                    })?;
+        let Some(mv) = self.search.choose_move(&result) else {
+            if let Some(outcome) = self.game.adjudicate() {
                 return Ok(self.finish(Termination::Rules(outcome)));
             }
+            // A search of a position with legal moves gave no move: tree reuse made a
+            // node the MCTS solver had proven the root, and xq-mcts reports no root
+            // moves for a proven root. Search the position again from a fresh tree.
+            self.search.set_game(&self.game);
+            return Ok(Step::SearchAgain);
         };
         self.game.play_unchecked(mv);
         if let Some(outcome) = self.game.adjudicate() {

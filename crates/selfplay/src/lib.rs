@@ -99,7 +99,7 @@ pub mod worker;
 
 pub use config::{ConfigError, SelfplayConfig};
 pub use game::{FinishedGame, Termination};
-pub use model::{ACCEPTED_MODEL, ModelSource, NoModelUpdates, PointerWatcher};
+pub use model::{ACCEPTED_MODEL, ModelSource, NoModelUpdates, PointerWatcher, content_hash};
 pub use stats::{ProgressMode, Snapshot};
 pub use worker::{
     DATA_DIR, GAMES_DIR, RunOptions, SelfplayError, Summary, WORKERS_DIR, build_chunk, run,

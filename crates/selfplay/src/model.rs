@@ -64,7 +64,7 @@ where
     F: FnMut(&Path) -> Result<Box<dyn Evaluator>, String> + Send,
 {
     /// Watches `path`. `current` is the content hash of the pointer the initial
-    /// evaluator was loaded from ([`PointerWatcher::content_hash`]), so it is not
+    /// evaluator was loaded from ([`content_hash`]), so it is not
     /// loaded twice; `None` if the worker started without one.
     pub fn new(path: impl Into<PathBuf>, current: Option<u64>, load: F) -> PointerWatcher<F> {
         PointerWatcher {
@@ -73,11 +73,12 @@ where
             seen: current,
         }
     }
+}
 
-    /// A hash of the pointer file's bytes, `None` if it does not exist.
-    pub fn content_hash(path: &Path) -> Option<u64> {
-        std::fs::read(path).ok().map(|b| fnv1a(&b))
-    }
+/// A hash of a pointer file's bytes, `None` if it cannot be read: what
+/// [`PointerWatcher`] compares to notice a new network.
+pub fn content_hash(path: &Path) -> Option<u64> {
+    std::fs::read(path).ok().map(|b| fnv1a(&b))
 }
 
 impl<F> ModelSource for PointerWatcher<F>
@@ -85,7 +86,7 @@ where
     F: FnMut(&Path) -> Result<Box<dyn Evaluator>, String> + Send,
 {
     fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, String> {
-        let Some(h) = Self::content_hash(&self.path) else {
+        let Some(h) = content_hash(&self.path) else {
             return Ok(None);
         };
         if self.seen == Some(h) {

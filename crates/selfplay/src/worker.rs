@@ -516,10 +516,14 @@ impl<'a> Group<'a> {
                 }
                 SlotState::Searching(mut g) => {
                     if g.search.is_finished() {
-                        counters.positions.fetch_add(1, Relaxed);
                         match g.after_search(config)? {
-                            Step::Continue => slot.state = SlotState::Ready(g),
+                            Step::SearchAgain => slot.state = SlotState::Ready(g),
+                            Step::Continue => {
+                                counters.positions.fetch_add(1, Relaxed);
+                                slot.state = SlotState::Ready(g);
+                            }
                             Step::Finished(f) => {
+                                counters.positions.fetch_add(1, Relaxed);
                                 slot.state = SlotState::Empty;
                                 count_game(counters, &f);
                                 if to_writer.send(f).is_err() {
