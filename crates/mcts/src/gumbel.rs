@@ -187,7 +187,7 @@ pub(crate) fn completed_q(children: &[Stat], root_value: f32, out: &mut [f32]) {
 
 /// σ(q̂) = (c_visit + max_b N(b)) · c_scale · q̂, with q̂ the completed Q mapped to
 /// [0, 1] (min-max over the root's moves, or (Q + 1) / 2).
-fn sigma(children: &[Stat], root_value: f32, params: &GumbelParams, out: &mut [f32]) {
+pub(crate) fn sigma(children: &[Stat], root_value: f32, params: &GumbelParams, out: &mut [f32]) {
     completed_q(children, root_value, out);
     if params.rescale_values {
         let lo = out.iter().cloned().fold(f32::INFINITY, f32::min);
@@ -200,6 +200,44 @@ fn sigma(children: &[Stat], root_value: f32, params: &GumbelParams, out: &mut [f
     let max_n = children.iter().map(|c| c.n).max().unwrap_or(0) as f32;
     let scale = (params.c_visit + max_n) * params.c_scale;
     out.iter_mut().for_each(|q| *q *= scale);
+}
+
+/// The paper's deterministic non-root selection (mctx
+/// `gumbel_muzero_interior_action_selection`): argmax over children of
+/// π'(a) − N(a) / (1 + Σ_b N(b)), with π' = softmax(logits + σ(completed Q)) and
+/// in-flight visits counted in N. `value` is the node's network value; `scratch` is
+/// reused between calls. Returns the child offset.
+pub(crate) fn interior_select(
+    children: &[Stat],
+    value: f32,
+    params: &GumbelParams,
+    scratch: &mut Vec<f32>,
+) -> usize {
+    scratch.clear();
+    scratch.resize(children.len(), 0.0);
+    sigma(children, value, params, scratch);
+    let mut max = f32::NEG_INFINITY;
+    for (s, c) in scratch.iter_mut().zip(children) {
+        *s += c.prior.max(1e-30).ln();
+        max = max.max(*s);
+    }
+    let mut sum = 0.0;
+    for s in scratch.iter_mut() {
+        *s = (*s - max).exp();
+        sum += *s;
+    }
+    let total: u32 = children.iter().map(|c| c.n + c.vl).sum();
+    let scale = 1.0 / (1 + total) as f32;
+    let mut best = 0;
+    let mut best_score = f32::NEG_INFINITY;
+    for (i, (s, c)) in scratch.iter().zip(children).enumerate() {
+        let score = s / sum - (c.n + c.vl) as f32 * scale;
+        if score > best_score {
+            best_score = score;
+            best = i;
+        }
+    }
+    best
 }
 
 fn softmax(z: &[f32]) -> Vec<f32> {
@@ -215,7 +253,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn halving_schedule_matches_mctx() {
+    fn halving_schedule_follows_the_mctx_definition() {
         // Worked by hand from the definition.
         assert_eq!(halving_schedule(1, 6), vec![0, 1, 2, 3, 4, 5]);
         assert_eq!(halving_schedule(2, 8), vec![0, 0, 1, 1, 2, 2, 3, 3]);
@@ -226,6 +264,31 @@ mod tests {
         assert_eq!(halving_schedule(16, 16), vec![0; 16]);
         // m = 3: one round of 3, then rounds of the best 2.
         assert_eq!(halving_schedule(3, 10), vec![0, 0, 0, 1, 1, 2, 2, 3, 3, 4]);
+    }
+
+    fn stat(prior: f32, n: u32, q: f32) -> Stat {
+        Stat {
+            q_sum: q * n as f32,
+            prior,
+            n,
+            vl: 0,
+        }
+    }
+
+    #[test]
+    fn interior_selection_follows_prior_then_q_then_spreads_visits() {
+        let p = GumbelParams::default();
+        let mut scratch = Vec::new();
+        // Nothing visited: the highest prior.
+        let kids = [stat(0.2, 0, 0.0), stat(0.5, 0, 0.0), stat(0.3, 0, 0.0)];
+        assert_eq!(interior_select(&kids, 0.0, &p, &mut scratch), 1);
+        // A winning child beats a losing one and an unvisited one.
+        let kids = [stat(0.3, 0, 0.0), stat(0.4, 3, -1.0), stat(0.3, 3, 1.0)];
+        assert_eq!(interior_select(&kids, 0.0, &p, &mut scratch), 2);
+        // Equal Q and prior: the less visited child (visits, in flight included).
+        let mut kids = [stat(0.5, 4, 0.2), stat(0.5, 4, 0.2)];
+        kids[0].vl = 2;
+        assert_eq!(interior_select(&kids, 0.0, &p, &mut scratch), 1);
     }
 
     #[test]

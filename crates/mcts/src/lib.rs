@@ -65,8 +65,8 @@ mod search;
 mod tree;
 
 pub use params::{
-    GumbelParams, ParamsError, PlayoutCap, Playouts, RootAlgorithm, SearchParams,
-    TemperatureSchedule,
+    GumbelParams, InteriorSelection, ParamsError, PlayoutCap, Playouts, RootAlgorithm,
+    SearchParams, TemperatureSchedule,
 };
 pub use result::SearchResult;
 pub use search::{LeafRequest, Search, SearchError};

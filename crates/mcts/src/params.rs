@@ -356,13 +356,25 @@ impl PlayoutCap {
     }
 }
 
+/// How a Gumbel search selects below the root.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum InteriorSelection {
+    /// PUCT with the usual knobs (c_puct, FPU): the cheaper rule, and the one the
+    /// PUCT mode uses too.
+    #[default]
+    Puct,
+    /// The paper's deterministic rule: argmax π'(a) − N(a) / (1 + Σ N), with π' the
+    /// improved policy softmax(logits + σ(completed Q)) of the node. It needs a softmax
+    /// over the node's children on every descent (a few hundred ns a level).
+    Gumbel,
+}
+
 /// Gumbel root search knobs (mctx `gumbel_muzero_policy` defaults).
 ///
-/// Interior nodes use PUCT with the usual knobs rather than the paper's deterministic
-/// non-root selection: the policy-improvement guarantee is a property of the root
-/// procedure, and PUCT below the root keeps one well-tested, allocation-free selection
-/// path (the non-root rule needs a softmax over completed Q at every node on every
-/// descent).
+/// Below the root, `interior` picks PUCT (default) or the paper's deterministic
+/// non-root selection. The policy-improvement guarantee is a property of the root
+/// procedure (sequential halving and the completed-Q target), which both share.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct GumbelParams {
@@ -377,6 +389,8 @@ pub struct GumbelParams {
     pub rescale_values: bool,
     /// Sample the Gumbel noise g. Off: g = 0, a deterministic search for play.
     pub sample: bool,
+    /// Selection below the root.
+    pub interior: InteriorSelection,
 }
 
 impl Default for GumbelParams {
@@ -387,6 +401,7 @@ impl Default for GumbelParams {
             c_scale: 0.1,
             rescale_values: true,
             sample: true,
+            interior: InteriorSelection::Puct,
         }
     }
 }

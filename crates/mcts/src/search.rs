@@ -8,8 +8,8 @@ use xq_core::{Game, Move, Position};
 use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator};
 
 use crate::{
-    ParamsError, Playouts, RootAlgorithm, SearchParams, SearchResult,
-    gumbel::GumbelRoot,
+    InteriorSelection, ParamsError, Playouts, RootAlgorithm, SearchParams, SearchResult,
+    gumbel::{self, GumbelRoot},
     noise, rules,
     tree::{Link, Stat, State, Tree},
 };
@@ -117,6 +117,8 @@ pub struct Search {
     /// The root's network policy before root temperature and noise.
     root_raw: Option<Vec<f32>>,
     gumbel: Option<GumbelRoot>,
+    /// Scratch for the Gumbel interior selection.
+    scratch: Vec<f32>,
     target: u32,
     full: bool,
     stats: Stats,
@@ -161,6 +163,7 @@ impl Search {
             n_pending: 0,
             root_raw: None,
             gumbel: None,
+            scratch: Vec::new(),
             target: 1,
             full: true,
             stats: Stats::default(),
@@ -469,6 +472,18 @@ impl Search {
                             let range = node.children();
                             range.start
                                 + g.select(&self.tree.stat[range], node.value, &self.params.gumbel)
+                        }
+                        _ if self.params.algorithm == RootAlgorithm::Gumbel
+                            && self.params.gumbel.interior == InteriorSelection::Gumbel =>
+                        {
+                            let range = node.children();
+                            range.start
+                                + gumbel::interior_select(
+                                    &self.tree.stat[range],
+                                    node.value,
+                                    &self.params.gumbel,
+                                    &mut self.scratch,
+                                )
                         }
                         _ => self.select_puct(idx),
                     };
@@ -897,14 +912,19 @@ mod tests {
     /// batching, checking the arena after every search.
     #[test]
     fn arena_stays_consistent_through_played_games() {
-        for (algorithm, batch, seed) in [
-            (RootAlgorithm::Puct, 1, 1),
-            (RootAlgorithm::Puct, 8, 2),
-            (RootAlgorithm::Gumbel, 4, 3),
+        for (algorithm, interior, batch, seed) in [
+            (RootAlgorithm::Puct, InteriorSelection::Puct, 1, 1),
+            (RootAlgorithm::Puct, InteriorSelection::Puct, 8, 2),
+            (RootAlgorithm::Gumbel, InteriorSelection::Puct, 4, 3),
+            (RootAlgorithm::Gumbel, InteriorSelection::Gumbel, 4, 4),
         ] {
             let params = SearchParams {
                 algorithm,
                 batch_size: batch,
+                gumbel: crate::GumbelParams {
+                    interior,
+                    ..Default::default()
+                },
                 playout_cap: crate::PlayoutCap {
                     full_visits: 96,
                     cheap_visits: 24,

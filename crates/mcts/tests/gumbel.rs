@@ -6,7 +6,7 @@ mod common;
 
 use common::{OracleEvaluator, game, mv};
 use xq_core::Position;
-use xq_mcts::{GumbelParams, RootAlgorithm, Search, SearchParams};
+use xq_mcts::{GumbelParams, InteriorSelection, RootAlgorithm, Search, SearchParams};
 use xq_nn::{RandomEvaluator, UniformEvaluator};
 
 /// Red: general e0, soldier a6; black: general d9. Four legal moves (a6a7, a6b6, e0e1,
@@ -139,4 +139,40 @@ fn without_gumbel_sampling_the_search_ignores_the_seed() {
     };
     assert_eq!(sampled(1), sampled(1));
     assert_ne!(sampled(1).visits, sampled(2).visits);
+}
+
+fn interior_gumbel(considered_actions: usize) -> SearchParams {
+    SearchParams {
+        gumbel: GumbelParams {
+            considered_actions,
+            interior: InteriorSelection::Gumbel,
+            ..GumbelParams::default()
+        },
+        ..gumbel_params()
+    }
+}
+
+#[test]
+fn interior_gumbel_selection_finds_wins() {
+    let (mut oracle, m) = oracle_for("a6a7");
+    for seed in 0..8 {
+        let mut s = Search::new(interior_gumbel(16), &game(FOUR_MOVES), seed).unwrap();
+        let r = s.run(&mut oracle, 17).unwrap();
+        assert_eq!(r.best_move, Some(m), "seed {seed}");
+    }
+    // A mate in two, every root move considered: the mate must be proven through
+    // interior nodes chosen by the Gumbel rule.
+    let fen = "9/9/4k4/9/9/9/9/3K5/7CR/9 w - - 0 1";
+    let mut g = game(fen);
+    let first = common::mates_in_two(&mut g);
+    for seed in 0..3 {
+        let mut s = Search::new(interior_gumbel(128), &g, seed).unwrap();
+        let r = s.run(&mut UniformEvaluator, 3000).unwrap();
+        let best = r.best_move.unwrap();
+        assert!(
+            first.contains(&best),
+            "seed {seed}: {best}, mates start with {first:?}"
+        );
+        assert_eq!(r.q_of(best), Some(1.0));
+    }
 }
