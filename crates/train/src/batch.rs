@@ -101,6 +101,29 @@ impl HostBatch<'_> {
     }
 }
 
+impl<'a> HostBatch<'a> {
+    /// Borrows the buffers of an `xq_data` batch (no copy). Fails only if an array is
+    /// not in standard (contiguous row-major) layout, which `xq_data` never produces.
+    pub fn from_data(batch: &'a xq_data::Batch) -> Result<HostBatch<'a>, TrainError> {
+        fn flat<'b, T, D: ndarray::Dimension>(
+            name: &str,
+            a: &'b ndarray::Array<T, D>,
+        ) -> Result<&'b [T], TrainError> {
+            a.as_slice()
+                .ok_or_else(|| TrainError::BadBatch(format!("{name} is not contiguous")))
+        }
+        Ok(HostBatch {
+            len: batch.len(),
+            inputs: flat("inputs", &batch.inputs)?,
+            policy: flat("policy", &batch.policy)?,
+            legal: flat("legal", &batch.legal)?,
+            value: flat("value", &batch.value)?,
+            has_value: flat("has_value", &batch.has_value)?,
+            weight: flat("weight", &batch.weight)?,
+        })
+    }
+}
+
 /// A batch on the training device.
 #[derive(Debug)]
 pub struct DeviceBatch {

@@ -35,3 +35,11 @@ pub use trainer::{EvalStats, StepStats, Trainer};
 pub fn cuda_available() -> bool {
     tch::Cuda::is_available()
 }
+
+/// Sets libtorch's intra-op CPU thread count for this process (`0` leaves libtorch's
+/// default). For players and engines that load a [`TorchEvaluator`] without a trainer.
+pub fn set_num_threads(threads: usize) {
+    if threads > 0 {
+        tch::set_num_threads(threads.min(i32::MAX as usize) as i32);
+    }
+}
