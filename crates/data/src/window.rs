@@ -367,6 +367,7 @@ impl WindowLoader {
             if to_load.is_empty() {
                 let mut need = report.target;
                 let mut chunks = Vec::with_capacity(picked.len());
+                let keep: std::collections::HashSet<&FileKey> = picked.iter().copied().collect();
                 for k in picked {
                     // Every picked file is loaded by now (the loop only ends when none
                     // is left to load).
@@ -387,6 +388,18 @@ impl WindowLoader {
                     });
                 }
                 chunks.reverse(); // oldest first
+                // Chunks that have left the window are dropped from memory (only their
+                // record count is kept), so a long run's memory follows the window,
+                // not the whole directory.
+                for (k, c) in &mut self.cache {
+                    if let Cached::Loaded(chunk) = c {
+                        if !keep.contains(k) {
+                            *c = Cached::Header {
+                                records: chunk.records.len() as u32,
+                            };
+                        }
+                    }
+                }
                 let window = Window::from_chunks(chunks);
                 report.window_len = window.len();
                 return Ok((window, report));

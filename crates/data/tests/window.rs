@@ -278,3 +278,29 @@ fn a_manifest_rebuilds_the_same_window_after_new_chunks_arrive() {
         .unwrap_err();
     assert!(err.to_string().contains(&manifest.chunks[0].name), "{err}");
 }
+
+#[test]
+fn chunks_that_leave_the_window_are_released_from_memory() {
+    let dir = tempfile::tempdir().unwrap();
+    let first = common::random_chunk(70, 1, 20);
+    let p0 = dir.path().join("w-00000000.xqc");
+    write_chunk_atomic(&p0, &first).unwrap();
+    set_mtime(&p0, 0);
+    let mut loader = quiet(dir.path(), WindowSize::Fixed(first.records.len() as u64));
+    let (window, _) = loader.refresh().unwrap();
+    let old = Arc::clone(&window.chunks()[0].chunk);
+    drop(window);
+    let p1 = dir.path().join("w-00000001.xqc");
+    write_chunk_atomic(&p1, &common::random_chunk(71, 1, 40)).unwrap();
+    set_mtime(&p1, 10);
+    let (window, report) = loader.refresh().unwrap();
+    assert_eq!(window.chunks().len(), 1);
+    assert_eq!(window.chunks()[0].name, "w-00000001.xqc");
+    // Only this test still holds the old chunk; the loader let go of it ...
+    assert_eq!(Arc::strong_count(&old), 1);
+    // ... but still counts its records towards N.
+    assert_eq!(
+        report.total_records as usize,
+        first.records.len() + window.chunks()[0].chunk.records.len()
+    );
+}
