@@ -26,6 +26,8 @@ enum Command {
     Notation(cmd::notation::Args),
     /// Play ICCS moves and print the position and the game result as JSON.
     Status(cmd::status::Args),
+    /// Play self-play games into a run directory (training chunks and PGN records).
+    Selfplay(cmd::selfplay::Args),
 }
 
 fn main() -> ExitCode {
@@ -50,6 +52,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => cmd::bench::run(args),
         Command::Notation(args) => cmd::notation::run(args),
         Command::Status(args) => cmd::status::run(args),
+        Command::Selfplay(args) => cmd::selfplay::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

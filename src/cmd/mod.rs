@@ -3,6 +3,7 @@
 pub mod bench;
 pub mod notation;
 pub mod perft;
+pub mod selfplay;
 pub mod status;
 
 use anyhow::{Context, Result};

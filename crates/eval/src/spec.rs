@@ -197,16 +197,26 @@ impl PlayerSpec {
             }
             PlayerSpec::Engine(cfg) => Box::new(UcciEngine::start(cfg.clone())?),
             PlayerSpec::Exported(dir) => {
-                let launcher = dir.join("xqzero-engine");
+                let launcher = dir.join(crate::export::LAUNCHER);
+                if !launcher.is_file() {
+                    return Err(PlayerError::Process(format!(
+                        "{} has no launcher {} (not an exported player?)",
+                        dir.display(),
+                        crate::export::LAUNCHER
+                    )));
+                }
                 let mut cfg = EngineConfig::new(launcher, Dialect::Ucci);
                 cfg.name = dir.file_name().map(|n| n.to_string_lossy().into_owned());
+                // Loading a network can take a while on a busy machine.
+                cfg.startup_timeout = std::time::Duration::from_secs(60);
                 Box::new(UcciEngine::start(cfg)?)
             }
-            PlayerSpec::Net { checkpoint, .. } => {
-                return Err(PlayerError::Other(format!(
-                    "network players are not wired yet (checkpoint {})",
-                    checkpoint.display()
-                )));
+            PlayerSpec::Net { checkpoint, visits } => {
+                let settings = crate::net::NetSettings {
+                    visits: *visits,
+                    ..crate::net::NetSettings::default()
+                };
+                Box::new(crate::net::NetPlayer::load(checkpoint, settings)?)
             }
         })
     }

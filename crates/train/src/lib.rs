@@ -31,6 +31,14 @@ pub use logging::Progress;
 pub use net::Net;
 pub use trainer::{EvalStats, StepStats, Trainer};
 
+/// Sets libtorch's intra-op CPU thread count for the whole process (`n = 0` leaves the
+/// default). Self-play processes running several evaluators usually want 1.
+pub fn set_threads(n: usize) {
+    if n > 0 {
+        tch::set_num_threads(n as i32);
+    }
+}
+
 /// Whether a CUDA device is usable by libtorch in this process.
 pub fn cuda_available() -> bool {
     tch::Cuda::is_available()

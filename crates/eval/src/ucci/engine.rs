@@ -110,6 +110,9 @@ pub struct SearchRequest<'a> {
     pub banned: &'a [Move],
     /// Depth or node limits (time is in the control).
     pub limits: Limits,
+    /// `go infinite` or `go ponder`: search until `stop` (or, after `ponderhit`, the
+    /// control's deadline), even when the backend would otherwise stop by itself.
+    pub infinite: bool,
 }
 
 /// The search's answer.
@@ -451,6 +454,7 @@ impl Engine {
         let out = self.out.clone();
         let dialect = self.dialect;
         let settings = self.settings;
+        let infinite = params.infinite || params.ponder;
         let (c, p, d) = (control.clone(), pondering.clone(), draw_offered.clone());
         let handle = thread::spawn(move || {
             let mut backend = backend.lock().unwrap_or_else(|e| e.into_inner());
@@ -458,6 +462,7 @@ impl Engine {
                 game: &game,
                 banned: &banned,
                 limits,
+                infinite,
             };
             let started = c.elapsed();
             let outcome = if game.position().has_legal_move() {

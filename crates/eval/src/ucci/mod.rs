@@ -3,4 +3,5 @@
 pub mod baseline;
 pub mod client;
 pub mod engine;
+pub mod mcts_backend;
 pub mod protocol;

@@ -1,0 +1,30 @@
+//! Embeds libtorch's directory as an rpath in this package's test binaries, so they run
+//! without `LD_LIBRARY_PATH` (the same few lines as the root package's `build.rs`).
+//!
+//! xq-train (the crate that links tch) passes the directory on as `DEP_XQTORCH_LIBTORCH_LIB`
+//! (Cargo's `links` metadata reaches immediate dependents only), and `rustc-link-arg` from
+//! its own build script does not reach this package's link steps, hence this file.
+
+fn main() {
+    println!("cargo:rerun-if-changed=build.rs");
+    println!("cargo:rerun-if-env-changed=DEP_XQTORCH_LIBTORCH_LIB");
+    let Some(dir) = std::env::var_os("DEP_XQTORCH_LIBTORCH_LIB") else {
+        return;
+    };
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() != Ok("linux") {
+        return;
+    }
+    let dir = dir.to_string_lossy();
+    println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+    // Keep libtorch_cuda.so although nothing references it by symbol (it registers the
+    // CUDA backend when loaded); Rust links with --as-needed, which would drop it.
+    println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
+    println!("cargo:rustc-link-arg=-ltorch");
+    if std::path::Path::new(dir.as_ref())
+        .join("libtorch_cuda.so")
+        .exists()
+    {
+        println!("cargo:rustc-link-arg=-ltorch_cuda");
+    }
+    println!("cargo:rustc-link-arg=-Wl,--as-needed");
+}

@@ -1,0 +1,461 @@
+//! `xqz export`: turns a network of a training run into a self-contained UCCI player
+//! directory that a GUI can start.
+//!
+//! The directory holds:
+//! - `network.safetensors`: the network's EMA weights;
+//! - `network.json`: its checkpoint sidecar (architecture, encoding and policy-index
+//!   versions, step; no optimiser state) plus `source_run`, `source_checkpoint` and
+//!   `exported_unix`, so the player says where it came from;
+//! - `engine.toml`: the player's name and search settings ([`PlayerConfig`]);
+//! - `xqz`: a copy of the binary that exported it;
+//! - `xqzero-engine`: the launcher, a shell script that runs
+//!   `xqz ucci --player <its directory>`; a GUI starts it with no arguments;
+//! - `README.txt`: what the player is and what it needs on another machine.
+//!
+//! The directory is built under `OUT.tmp-…` next to `OUT` and renamed into place, so
+//! `OUT` is either absent, the old player or the complete new one.
+
+use std::{
+    fs,
+    io::Write,
+    path::{Path, PathBuf},
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use serde::{Deserialize, Serialize};
+use xq_train::checkpoint::{CHECKPOINT_DIR, Sidecar, list_checkpoints};
+
+use crate::{
+    net::{NetError, NetSettings},
+    ucci::mcts_backend::MctsBackend,
+};
+
+/// The launcher's file name.
+pub const LAUNCHER: &str = "xqzero-engine";
+/// The player configuration's file name.
+pub const ENGINE_TOML: &str = "engine.toml";
+/// The weights' file name.
+pub const NETWORK_WEIGHTS: &str = "network.safetensors";
+/// The network sidecar's file name.
+pub const NETWORK_META: &str = "network.json";
+/// The copied binary's file name.
+pub const BINARY: &str = "xqz";
+/// A run's pointer to its accepted network (see ARCHITECTURE.md, "The run directory").
+pub const ACCEPTED_POINTER: &str = "models/accepted.json";
+
+/// `engine.toml`: what the launcher's `xqz ucci --player DIR` reads.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PlayerConfig {
+    /// The engine's `id name`.
+    pub name: String,
+    /// The network's sidecar, relative to the player directory.
+    pub network: String,
+    /// Search settings (defaults for anything left out).
+    #[serde(default)]
+    pub search: NetSettings,
+    /// Where the network came from (informational).
+    #[serde(default)]
+    pub source: Source,
+}
+
+/// The origin of an exported network.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct Source {
+    pub run: String,
+    pub checkpoint: String,
+    pub step: u64,
+}
+
+/// What can go wrong exporting or loading a player.
+#[derive(Debug, thiserror::Error)]
+pub enum ExportError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("no network to export in {run}: {why}")]
+    NoModel { run: PathBuf, why: String },
+    #[error("bad model pointer {path}: {why}")]
+    BadPointer { path: PathBuf, why: String },
+    #[error("{0}")]
+    Checkpoint(#[from] xq_train::TrainError),
+    #[error("{path} already exists (pass --force to replace it)")]
+    Exists { path: PathBuf },
+    #[error("bad player configuration {path}: {why}")]
+    Config { path: PathBuf, why: String },
+    #[error("{0}")]
+    Net(#[from] NetError),
+}
+
+fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
+    move |source| ExportError::Io {
+        path: path.to_path_buf(),
+        source,
+    }
+}
+
+/// The checkpoint sidecar to export from run directory `run`.
+///
+/// With `model`: a sidecar path, or a name looked up as `models/accepted/NAME.json`,
+/// `models/candidates/NAME.json`, then `checkpoints/NAME.json`. Without: the network the
+/// run's pointer `models/accepted.json` names (its `path`, relative to the run
+/// directory; a `.safetensors` path means the `.json` beside it; a pointer that is
+/// itself a checkpoint sidecar is taken as is), else the newest complete checkpoint in
+/// `checkpoints/`. This is the one place that knows the run layout for export.
+///
+/// # Errors
+/// [`ExportError::NoModel`] naming what was tried; [`ExportError::BadPointer`].
+pub fn select_model(run: &Path, model: Option<&str>) -> Result<PathBuf, ExportError> {
+    if let Some(name) = model {
+        let direct = PathBuf::from(name);
+        let tries = [
+            direct.clone(),
+            run.join(&direct),
+            run.join("models/accepted").join(format!("{name}.json")),
+            run.join("models/candidates").join(format!("{name}.json")),
+            run.join(CHECKPOINT_DIR).join(format!("{name}.json")),
+        ];
+        return tries
+            .iter()
+            .find(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
+            .cloned()
+            .ok_or_else(|| ExportError::NoModel {
+                run: run.into(),
+                why: format!(
+                    "model {name:?} not found (tried {})",
+                    tries[2..]
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            });
+    }
+    let pointer = run.join(ACCEPTED_POINTER);
+    if pointer.is_file() {
+        return follow_pointer(run, &pointer);
+    }
+    let ckdir = run.join(CHECKPOINT_DIR);
+    match list_checkpoints(&ckdir)?.pop() {
+        Some((_, sidecar)) => Ok(sidecar),
+        None => Err(ExportError::NoModel {
+            run: run.into(),
+            why: format!(
+                "neither {} nor a checkpoint in {}",
+                pointer.display(),
+                ckdir.display()
+            ),
+        }),
+    }
+}
+
+fn follow_pointer(run: &Path, pointer: &Path) -> Result<PathBuf, ExportError> {
+    let bad = |why: String| ExportError::BadPointer {
+        path: pointer.into(),
+        why,
+    };
+    let text = fs::read_to_string(pointer).map_err(io(pointer))?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
+    if value.get("format").and_then(|f| f.as_str()) == Some(xq_train::checkpoint::FORMAT) {
+        return Ok(pointer.to_path_buf());
+    }
+    let path = value
+        .get("path")
+        .and_then(|p| p.as_str())
+        .ok_or_else(|| bad("no \"path\" field".into()))?;
+    let mut target = run.join(path);
+    if target.extension().is_some_and(|e| e == "safetensors") {
+        target.set_extension("json");
+    }
+    if !target.is_file() {
+        return Err(bad(format!(
+            "it names {}, which does not exist",
+            target.display()
+        )));
+    }
+    Ok(target)
+}
+
+/// What to export.
+#[derive(Debug, Clone)]
+pub struct ExportOptions {
+    pub run: PathBuf,
+    pub model: Option<String>,
+    pub out: PathBuf,
+    /// The `xqz` binary to copy into the player (usually the running one).
+    pub binary: PathBuf,
+    pub settings: NetSettings,
+    /// The engine's name; default `xqzero-<run name>-<step>`.
+    pub name: Option<String>,
+    /// Replace an existing `out`.
+    pub force: bool,
+}
+
+/// What was exported.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ExportSummary {
+    pub out: PathBuf,
+    pub name: String,
+    pub source_checkpoint: PathBuf,
+    pub step: u64,
+}
+
+/// Writes the player directory (see the module documentation).
+///
+/// # Errors
+/// No model, an unreadable checkpoint, an existing `out` without `force`, I/O.
+pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError> {
+    opts.settings.validate()?;
+    if opts.out.exists() && !opts.force {
+        return Err(ExportError::Exists {
+            path: opts.out.clone(),
+        });
+    }
+    let sidecar_path = select_model(&opts.run, opts.model.as_deref())?;
+    let sidecar = Sidecar::read(&sidecar_path)?;
+    let ema = sidecar_path
+        .parent()
+        .unwrap_or(Path::new("."))
+        .join(&sidecar.ema);
+    if !ema.is_file() {
+        return Err(ExportError::NoModel {
+            run: opts.run.clone(),
+            why: format!(
+                "{} names EMA weights {}, which do not exist",
+                sidecar_path.display(),
+                ema.display()
+            ),
+        });
+    }
+    let run_name = fs::canonicalize(&opts.run)
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "run".into());
+    let name = opts
+        .name
+        .clone()
+        .unwrap_or_else(|| format!("xqzero-{run_name}-{}", sidecar.step));
+
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    let mut tmp_name = opts.out.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(format!(".tmp-{}-{nanos}", std::process::id()));
+    let tmp = opts.out.with_file_name(tmp_name);
+    let written = write_player(&tmp, opts, &sidecar, &sidecar_path, &ema, &name);
+    let finished = written.and_then(|()| {
+        // Check the export by loading it as the launcher will.
+        load_player_backend(&tmp).map(drop)?;
+        replace_dir(&tmp, &opts.out)
+    });
+    if let Err(e) = finished {
+        let _ = fs::remove_dir_all(&tmp);
+        return Err(e);
+    }
+    Ok(ExportSummary {
+        out: opts.out.clone(),
+        name,
+        source_checkpoint: sidecar_path,
+        step: sidecar.step,
+    })
+}
+
+/// Renames `tmp` to `out`, moving an existing `out` aside first and deleting it after.
+fn replace_dir(tmp: &Path, out: &Path) -> Result<(), ExportError> {
+    if out.exists() {
+        let mut old_name = out.file_name().unwrap_or_default().to_os_string();
+        old_name.push(format!(".old-{}", std::process::id()));
+        let old = out.with_file_name(old_name);
+        fs::rename(out, &old).map_err(io(out))?;
+        fs::rename(tmp, out).map_err(io(out))?;
+        fs::remove_dir_all(&old).map_err(io(&old))?;
+    } else {
+        fs::rename(tmp, out).map_err(io(out))?;
+    }
+    Ok(())
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
+    let mut f = fs::File::create(path).map_err(io(path))?;
+    f.write_all(bytes).map_err(io(path))?;
+    f.sync_all().map_err(io(path))
+}
+
+fn write_player(
+    dir: &Path,
+    opts: &ExportOptions,
+    sidecar: &Sidecar,
+    sidecar_path: &Path,
+    ema: &Path,
+    name: &str,
+) -> Result<(), ExportError> {
+    fs::create_dir_all(dir).map_err(io(dir))?;
+    let weights = dir.join(NETWORK_WEIGHTS);
+    fs::copy(ema, &weights).map_err(io(&weights))?;
+
+    let mut meta = sidecar.clone();
+    meta.weights = NETWORK_WEIGHTS.into();
+    meta.ema = NETWORK_WEIGHTS.into();
+    meta.optimizer = None;
+    meta.data_cursor = None;
+    let mut value = serde_json::to_value(&meta).map_err(|e| ExportError::Config {
+        path: dir.join(NETWORK_META),
+        why: e.to_string(),
+    })?;
+    let abs = |p: &Path| {
+        fs::canonicalize(p)
+            .unwrap_or_else(|_| p.to_path_buf())
+            .display()
+            .to_string()
+    };
+    if let Some(obj) = value.as_object_mut() {
+        obj.insert("source_run".into(), abs(&opts.run).into());
+        obj.insert("source_checkpoint".into(), abs(sidecar_path).into());
+        obj.insert(
+            "exported_unix".into(),
+            SystemTime::now()
+                .duration_since(UNIX_EPOCH)
+                .map_or(0, |d| d.as_secs())
+                .into(),
+        );
+    }
+    let text = serde_json::to_string_pretty(&value).expect("JSON values serialise");
+    write_file(&dir.join(NETWORK_META), text.as_bytes())?;
+
+    let config = PlayerConfig {
+        name: name.to_owned(),
+        network: NETWORK_META.into(),
+        search: opts.settings.clone(),
+        source: Source {
+            run: abs(&opts.run),
+            checkpoint: abs(sidecar_path),
+            step: sidecar.step,
+        },
+    };
+    let toml = toml::to_string(&config).map_err(|e| ExportError::Config {
+        path: dir.join(ENGINE_TOML),
+        why: e.to_string(),
+    })?;
+    let header = "\
+# xqzero exported player: read by `xqz ucci --player DIR` (the launcher runs that).
+# [search]: visits = root visits per move when the GUI gives no time or node limit
+# (and for `go depth N`); batch = leaves per network call; threads = libtorch CPU
+# threads (0 = default); tree_mb = search tree memory cap (MiB); c_puct and
+# fpu_reduction = PUCT exploration; resign_cp (0 = never) and draw_cp apply to the
+# in-process player only (the UCCI engine uses its resignscore/drawscore options).
+";
+    write_file(&dir.join(ENGINE_TOML), format!("{header}{toml}").as_bytes())?;
+
+    let binary = dir.join(BINARY);
+    fs::copy(&opts.binary, &binary).map_err(io(&binary))?;
+    let launcher = dir.join(LAUNCHER);
+    write_file(&launcher, LAUNCHER_SCRIPT.as_bytes())?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        for p in [&launcher, &binary] {
+            fs::set_permissions(p, fs::Permissions::from_mode(0o755)).map_err(io(p))?;
+        }
+    }
+    let readme = readme(name, sidecar, &config.source);
+    write_file(&dir.join("README.txt"), readme.as_bytes())
+}
+
+/// The launcher: finds its own directory (through a symlink too) and runs the copied
+/// binary on it. A `lib/` directory beside it, if present, is searched for libtorch.
+pub const LAUNCHER_SCRIPT: &str = r#"#!/bin/sh
+# xqzero UCCI engine launcher, written by `xqz export`. Start it with no arguments:
+# it speaks UCCI (and UCI) on stdin/stdout. See README.txt.
+self="$0"
+if command -v readlink >/dev/null 2>&1; then
+    self=$(readlink -f -- "$0" 2>/dev/null || printf '%s' "$0")
+fi
+dir=$(CDPATH= cd -- "$(dirname -- "$self")" && pwd) || exit 1
+if [ -d "$dir/lib" ]; then
+    LD_LIBRARY_PATH="$dir/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+    export LD_LIBRARY_PATH
+fi
+exec "$dir/xqz" ucci --player "$dir" "$@"
+"#;
+
+fn readme(name: &str, sidecar: &Sidecar, source: &Source) -> String {
+    let net = &sidecar.net;
+    format!(
+        "\
+{name}: an xqzero Xiangqi engine (AlphaZero-style network + Monte-Carlo tree search).
+
+Start `xqzero-engine` with no arguments; it speaks UCCI 3.0 (and UCI) on stdin/stdout,
+so a Xiangqi GUI (or a match runner) can use it directly. Try it by hand:
+    ./xqzero-engine
+    ucci
+    position startpos
+    go time 10000
+(it answers `bestmove h2e2`-style moves; `quit` ends it).
+
+Files:
+  xqzero-engine        the launcher (a shell script running ./xqz ucci --player <this dir>)
+  xqz                  the xqzero binary
+  network.safetensors  the network's weights (EMA)
+  network.json         architecture ({blocks} blocks x {channels} channels, history {history}),
+                       encoding version {enc}, policy index version {pol}, training step {step}
+  engine.toml          name and search settings (visits, batch, threads, tree size); edit freely
+
+Engine options (setoption): threads, batch, hashsize (search tree MiB), nodes (default
+visits per move), networkfile, usemillisec, resignscore, drawscore.
+
+Source: run {run}, checkpoint {ckpt} (step {step}).
+
+On another machine: Linux x86-64 with a glibc at least as new as the build machine's.
+The binary loads libtorch (the shared libraries libtorch*.so, libc10*.so and their
+dependencies from the same PyTorch/libtorch release it was built with) through an rpath
+that points at the build machine's libtorch directory. If that path does not exist there,
+copy those libraries into a `lib/` directory next to the launcher (the launcher adds it
+to LD_LIBRARY_PATH) or set LD_LIBRARY_PATH yourself. A GPU is used when CUDA libtorch
+and a GPU are present; otherwise the network runs on the CPU.
+",
+        blocks = net.blocks,
+        channels = net.channels,
+        history = net.history,
+        enc = sidecar.encoding_version,
+        pol = sidecar.policy_index_version,
+        step = sidecar.step,
+        run = source.run,
+        ckpt = source.checkpoint,
+    )
+}
+
+/// Reads a player directory's `engine.toml`.
+///
+/// # Errors
+/// [`ExportError::Config`] naming the problem.
+pub fn load_player_config(dir: &Path) -> Result<PlayerConfig, ExportError> {
+    let path = dir.join(ENGINE_TOML);
+    let text = fs::read_to_string(&path).map_err(io(&path))?;
+    let config: PlayerConfig = toml::from_str(&text).map_err(|e| ExportError::Config {
+        path: path.clone(),
+        why: e.to_string().trim().replace('\n', " "),
+    })?;
+    config.search.validate().map_err(|e| ExportError::Config {
+        path: path.clone(),
+        why: e.to_string(),
+    })?;
+    Ok(config)
+}
+
+/// The UCCI backend of a player directory: its configuration and network.
+///
+/// # Errors
+/// A bad `engine.toml` or a network that cannot be loaded.
+pub fn load_player_backend(dir: &Path) -> Result<MctsBackend, ExportError> {
+    let config = load_player_config(dir)?;
+    let network = dir.join(&config.network);
+    Ok(MctsBackend::from_checkpoint(
+        &network,
+        config.search,
+        config.name,
+    )?)
+}

@@ -1,0 +1,452 @@
+//! The network player and the MCTS UCCI backend: legal and allowed moves over random
+//! positions (uniform, random and a tiny torch network), determinism per seed with a
+//! node budget, tree reuse, `stop` latency, option handling, and golden transcripts
+//! (`tests/data/ucci_mcts/*.txt`, fixed node counts with the uniform evaluator).
+
+use std::{
+    io::Write,
+    path::{Path, PathBuf},
+    sync::{Arc, Mutex},
+    time::{Duration, Instant},
+};
+
+use rand::{Rng, SeedableRng};
+use rand_chacha::ChaCha8Rng;
+use xq_core::{Game, Move, Position};
+use xq_eval::{
+    clock::Limits,
+    net::{NetPlayer, NetSettings, load_network, value_to_cp},
+    player::{Decision, GameView, Player},
+    spec::PlayerSpec,
+    ucci::{
+        engine::{Engine, Output},
+        mcts_backend::MctsBackend,
+    },
+};
+use xq_nn::{Evaluator, RandomEvaluator, UniformEvaluator};
+use xq_train::{DeviceChoice, NetConfig, Progress, TrainConfig, Trainer};
+
+/// A run directory with one checkpoint of a randomly initialised 1 × 8 network.
+fn tiny_run(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("xq-eval-net-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let cfg = TrainConfig {
+        net: NetConfig {
+            blocks: 1,
+            channels: 8,
+            history: 2,
+            global_pool: false,
+            value_channels: 1,
+            value_hidden: 8,
+        },
+        device: DeviceChoice::Cpu,
+        threads: 1,
+        seed: 3,
+        ..TrainConfig::default()
+    };
+    let mut t = Trainer::new(&dir, cfg).unwrap();
+    t.set_progress(Progress::Off);
+    t.save_checkpoint().unwrap();
+    dir
+}
+
+fn settings(visits: u32) -> NetSettings {
+    NetSettings {
+        visits,
+        batch: 8,
+        ..NetSettings::default()
+    }
+}
+
+/// Random positions reached by random play from the start (some finished).
+fn random_games(seed: u64, count: usize, max_plies: usize) -> Vec<Game> {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    (0..count)
+        .map(|_| {
+            let mut g = Game::new(Position::startpos());
+            for _ in 0..rng.random_range(0..max_plies) {
+                let legal = g.position().legal_moves();
+                if legal.is_empty() {
+                    break;
+                }
+                g.play_unchecked(legal[rng.random_range(0..legal.len())]);
+            }
+            g
+        })
+        .collect()
+}
+
+fn check_player_over_random_positions(p: &mut dyn Player, seed: u64, count: usize) {
+    let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0xbad);
+    let mut banned_tested = 0;
+    for (i, g) in random_games(seed, count, 80).iter().enumerate() {
+        let legal = g.position().legal_moves();
+        if legal.is_empty() {
+            continue;
+        }
+        // Ban about half of the moves (all of them now and then).
+        let banned: Vec<Move> = legal
+            .iter()
+            .copied()
+            .filter(|_| rng.random_bool(0.5) || i % 13 == 0)
+            .collect();
+        p.new_game(i as u64).unwrap();
+        let view = GameView {
+            game: g,
+            banned: &banned,
+        };
+        let reply = p.think(&view, &Limits::default()).unwrap();
+        let Decision::Move(m) = reply.decision else {
+            panic!("resigned in {}", g.position().fen())
+        };
+        assert!(g.position().is_legal(m), "{m} in {}", g.position().fen());
+        if banned.len() < legal.len() {
+            assert!(!banned.contains(&m), "banned {m} in {}", g.position().fen());
+            banned_tested += usize::from(!banned.is_empty());
+        }
+        assert!(reply.info.nodes.unwrap() >= 1);
+        assert_eq!(reply.info.pv.first(), Some(&m));
+    }
+    assert!(
+        banned_tested > count / 4,
+        "only {banned_tested} positions with bans"
+    );
+}
+
+#[test]
+fn net_player_plays_legal_unbanned_moves_with_the_uniform_evaluator() {
+    let mut p = NetPlayer::new(Box::new(UniformEvaluator), settings(24), "uniform").unwrap();
+    check_player_over_random_positions(&mut p, 1, 80);
+}
+
+#[test]
+fn net_player_plays_legal_unbanned_moves_with_a_tiny_checkpoint() {
+    let run = tiny_run("legal");
+    let spec: PlayerSpec = format!("net:{},visits=12", run.display()).parse().unwrap();
+    let mut p = spec.build().unwrap();
+    check_player_over_random_positions(p.as_mut(), 2, 24);
+    std::fs::remove_dir_all(&run).unwrap();
+}
+
+/// Plays `plies` moves of self-play with `p` (both sides) from the start.
+fn self_play(p: &mut NetPlayer, seed: u64, plies: usize, limits: &Limits) -> Vec<(Move, i32)> {
+    p.new_game(seed).unwrap();
+    let mut g = Game::new(Position::startpos());
+    let mut out = Vec::new();
+    for _ in 0..plies {
+        if !g.position().has_legal_move() {
+            break;
+        }
+        let r = p
+            .think(
+                &GameView {
+                    game: &g,
+                    banned: &[],
+                },
+                limits,
+            )
+            .unwrap();
+        let Decision::Move(m) = r.decision else {
+            break;
+        };
+        out.push((m, r.info.score.unwrap()));
+        g.play(m).unwrap();
+    }
+    out
+}
+
+#[test]
+fn net_player_is_deterministic_per_seed_with_a_node_budget() {
+    let make = || NetPlayer::new(Box::new(RandomEvaluator::new(9)), settings(40), "r").unwrap();
+    let limits = Limits {
+        nodes: Some(40),
+        ..Limits::default()
+    };
+    let a = self_play(&mut make(), 5, 16, &limits);
+    let b = self_play(&mut make(), 5, 16, &limits);
+    assert_eq!(a.len(), 16);
+    assert_eq!(a, b);
+}
+
+#[test]
+fn net_player_reuses_its_tree_across_moves_of_one_game() {
+    let mut p = NetPlayer::new(Box::new(UniformEvaluator), settings(400), "u").unwrap();
+    p.new_game(1).unwrap();
+    let mut g = Game::new(Position::startpos());
+    let first = p
+        .think(
+            &GameView {
+                game: &g,
+                banned: &[],
+            },
+            &Limits::default(),
+        )
+        .unwrap();
+    assert!(first.info.pv.len() >= 2, "{:?}", first.info.pv);
+    // Play the PV's first two moves: the reply the search looked at most.
+    g.play(first.info.pv[0]).unwrap();
+    g.play(first.info.pv[1]).unwrap();
+    let one = Limits {
+        nodes: Some(1),
+        ..Limits::default()
+    };
+    let view = GameView {
+        game: &g,
+        banned: &[],
+    };
+    let again = p.think(&view, &one).unwrap();
+    assert!(
+        again.info.nodes.unwrap() > 1,
+        "the subtree's visits were kept: {:?}",
+        again.info
+    );
+    // A new game starts from scratch.
+    p.new_game(2).unwrap();
+    let fresh = p.think(&view, &one).unwrap();
+    assert_eq!(fresh.info.nodes, Some(1));
+}
+
+#[test]
+fn net_player_resigns_a_lost_position_when_asked_to() {
+    // Red's general on d0 cannot move (d1 is covered by the chariot on a1, e0 would face
+    // the black general); Red has two soldier moves, and after either b2b0 mates.
+    let g = Game::from_fen("P3k3P/9/9/9/9/9/9/1r7/r8/3K5 w - - 0 1").unwrap();
+    assert_eq!(g.position().legal_moves().len(), 2);
+    assert!(g.position().has_legal_move());
+    let s = NetSettings {
+        resign_cp: 500,
+        ..settings(300)
+    };
+    let mut p = NetPlayer::new(Box::new(UniformEvaluator), s, "u").unwrap();
+    p.new_game(0).unwrap();
+    let view = GameView {
+        game: &g,
+        banned: &[],
+    };
+    let r = p.think(&view, &Limits::default()).unwrap();
+    assert!(r.info.score.unwrap() <= -500, "{:?}", r.info);
+    assert_eq!(r.decision, Decision::Resign);
+    let mut keep = NetPlayer::new(Box::new(UniformEvaluator), settings(300), "u").unwrap();
+    assert!(matches!(
+        keep.think(&view, &Limits::default()).unwrap().decision,
+        Decision::Move(_)
+    ));
+    assert!(value_to_cp(-0.99) < -500);
+}
+
+// --- The UCCI backend -------------------------------------------------------------
+
+#[derive(Clone, Default)]
+struct Buffer(Arc<Mutex<Vec<u8>>>);
+
+impl Write for Buffer {
+    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(b);
+        Ok(b.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Buffer {
+    fn lines(&self) -> Vec<String> {
+        String::from_utf8_lossy(&self.0.lock().unwrap())
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+fn engine_with(ev: Box<dyn Evaluator>, s: NetSettings) -> (Engine, Buffer) {
+    let buf = Buffer::default();
+    let loader: xq_eval::ucci::mcts_backend::NetworkLoader =
+        Box::new(|p: &Path, t: usize| load_network(p, t));
+    let backend = MctsBackend::new(ev, s, Some(loader), "xqzero test").unwrap();
+    (
+        Engine::new(Box::new(backend), Output::new(buf.clone())),
+        buf,
+    )
+}
+
+fn wait_idle(e: &mut Engine) {
+    let t = Instant::now();
+    while e.is_searching() {
+        assert!(
+            t.elapsed() < Duration::from_secs(60),
+            "search did not finish"
+        );
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// Runs a transcript (same format as tests/data/ucci: `> ` input, `< ` expected output,
+/// `info depth` lines not compared) against the uniform-evaluator backend.
+fn run_transcript(name: &str, text: &str) {
+    let (mut e, buf) = engine_with(Box::new(UniformEvaluator), settings(100));
+    let mut expected = Vec::new();
+    for line in text.lines() {
+        if let Some(cmd) = line.strip_prefix("> ") {
+            let blocking_go =
+                cmd.starts_with("go") && !cmd.contains("infinite") && !cmd.contains("ponder");
+            if !e.handle_line(cmd) {
+                continue;
+            }
+            if blocking_go || cmd.starts_with("stop") || cmd.starts_with("ponderhit") {
+                wait_idle(&mut e);
+            }
+        } else if let Some(out) = line.strip_prefix("< ") {
+            expected.push(out.to_owned());
+        }
+    }
+    wait_idle(&mut e);
+    let got: Vec<String> = buf
+        .lines()
+        .into_iter()
+        .filter(|l| !l.starts_with("info depth"))
+        .collect();
+    assert_eq!(got, expected, "transcript {name}");
+}
+
+#[test]
+fn mcts_golden_transcripts() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ucci_mcts");
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    entries.sort();
+    for path in &entries {
+        run_transcript(
+            &path.display().to_string(),
+            &std::fs::read_to_string(path).unwrap(),
+        );
+    }
+    assert!(entries.len() >= 2, "only {} transcripts", entries.len());
+}
+
+#[test]
+fn mcts_search_reports_info_lines_with_cp_scores_and_pv() {
+    let (mut e, buf) = engine_with(Box::new(UniformEvaluator), settings(100));
+    e.handle_line("ucci");
+    e.handle_line("position startpos moves h2e2");
+    e.handle_line("go nodes 64");
+    wait_idle(&mut e);
+    let lines = buf.lines();
+    let info = lines
+        .iter()
+        .rfind(|l| l.starts_with("info depth"))
+        .expect("an info line");
+    let words: Vec<&str> = info.split_whitespace().collect();
+    let field = |k: &str| words[words.iter().position(|w| *w == k).unwrap() + 1];
+    assert!(field("score").parse::<i32>().is_ok(), "{info}");
+    assert_eq!(field("nodes"), "64", "{info}");
+    let best = lines.last().unwrap().split_whitespace().nth(1).unwrap();
+    assert_eq!(field("pv"), best, "{info}");
+}
+
+#[test]
+fn mcts_stop_is_answered_within_50_ms_with_a_tiny_network() {
+    let run = tiny_run("stop");
+    for ev in [
+        Box::new(UniformEvaluator) as Box<dyn Evaluator>,
+        load_network(&run, 1).unwrap(),
+    ] {
+        let (mut e, buf) = engine_with(ev, settings(100));
+        e.handle_line("ucci");
+        e.handle_line("position startpos");
+        let mut worst = Duration::ZERO;
+        for _ in 0..5 {
+            e.handle_line("go infinite");
+            std::thread::sleep(Duration::from_millis(60));
+            assert!(e.is_searching(), "go infinite ended by itself");
+            let t = Instant::now();
+            e.handle_line("stop");
+            worst = worst.max(t.elapsed());
+            let last = buf.lines().last().unwrap().clone();
+            assert!(last.starts_with("bestmove "), "{last}");
+        }
+        assert!(worst < Duration::from_millis(50), "stop took {worst:?}");
+    }
+    std::fs::remove_dir_all(&run).unwrap();
+}
+
+#[test]
+fn mcts_bestmove_is_legal_and_unbanned_over_random_positions() {
+    let (mut e, buf) = engine_with(Box::new(RandomEvaluator::new(4)), settings(100));
+    e.handle_line("ucci");
+    let mut rng = ChaCha8Rng::seed_from_u64(11);
+    for g in random_games(7, 60, 90) {
+        let moves: Vec<String> = g.moves().map(|m| m.to_string()).collect();
+        e.handle_line(&format!("position startpos moves {}", moves.join(" ")));
+        let legal = g.position().legal_moves();
+        let banned: Vec<Move> = legal
+            .iter()
+            .copied()
+            .filter(|_| rng.random_bool(0.3))
+            .collect();
+        if !banned.is_empty() {
+            let text: Vec<String> = banned.iter().map(ToString::to_string).collect();
+            e.handle_line(&format!("banmoves {}", text.join(" ")));
+        }
+        e.handle_line("go nodes 30");
+        wait_idle(&mut e);
+        let last = buf.lines().last().unwrap().clone();
+        if legal.is_empty() {
+            assert_eq!(last, "nobestmove");
+            continue;
+        }
+        let m = last.split_whitespace().nth(1).unwrap();
+        let mv = g.position().parse_iccs(m).expect("legal bestmove");
+        if banned.len() < legal.len() {
+            assert!(!banned.contains(&mv), "{last}: banned");
+        }
+    }
+}
+
+#[test]
+fn mcts_options_are_checked_and_networkfile_loads_a_checkpoint() {
+    let run = tiny_run("options");
+    let (mut e, buf) = engine_with(Box::new(UniformEvaluator), settings(100));
+    e.handle_line("ucci");
+    let opts: Vec<String> = buf
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("option "))
+        .collect();
+    for name in ["threads", "batch", "hashsize", "nodes", "networkfile"] {
+        assert!(
+            opts.iter()
+                .any(|o| o.starts_with(&format!("option {name} "))),
+            "{name} missing from {opts:?}"
+        );
+    }
+    e.handle_line("setoption batch 0");
+    assert!(
+        buf.lines().last().unwrap().contains("batch"),
+        "{:?}",
+        buf.lines()
+    );
+    e.handle_line("setoption networkfile /nonexistent/net.json");
+    let last = buf.lines().last().unwrap().clone();
+    assert!(
+        last.starts_with("info string error") && last.contains("nonexistent"),
+        "{last}"
+    );
+    let n = buf.lines().len();
+    e.handle_line(&format!("setoption networkfile {}", run.display()));
+    e.handle_line("setoption nodes 16");
+    e.handle_line("setoption batch 4");
+    assert_eq!(buf.lines().len(), n, "no errors: {:?}", &buf.lines()[n..]);
+    e.handle_line("position startpos");
+    e.handle_line("go depth 3");
+    wait_idle(&mut e);
+    let lines = buf.lines();
+    let info = lines.iter().rfind(|l| l.starts_with("info depth")).unwrap();
+    assert!(
+        info.contains(" nodes 16 "),
+        "the nodes option is the default: {info}"
+    );
+    assert!(lines.last().unwrap().starts_with("bestmove "));
+    std::fs::remove_dir_all(&run).unwrap();
+}

@@ -1,0 +1,126 @@
+//! `xqz selfplay --run DIR [--config FILE] [--games N] [--seed S]`: a self-play worker
+//! writing chunks and PGN records into a run directory.
+//!
+//! The network is the run's accepted one (`models/accepted.json`, a pointer
+//! `{"name", "path", …}` to a checkpoint sidecar); a run without one plays with the
+//! uniform evaluator (the first generation, like AlphaZero's random initialisation).
+//! The pointer is polled every `model_poll_seconds`, and a newly accepted network is
+//! swapped in without restarting. Several workers, on several machines, can share one
+//! run directory: each writes files named by its own id.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use xq_nn::{Evaluator, UniformEvaluator};
+use xq_selfplay::{
+    ACCEPTED_MODEL, PointerWatcher, ProgressMode, RunOptions, SelfplayConfig, content_hash,
+    worker_id,
+};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run directory: chunks go to DIR/data, PGN records to DIR/games.
+    #[arg(long, value_name = "DIR")]
+    run: PathBuf,
+    /// Config file whose [selfplay] section is used (default: DIR/config.toml if it
+    /// exists, else the built-in defaults).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Games to play (default: until the process is stopped).
+    #[arg(long, value_name = "N")]
+    games: Option<u64>,
+    /// Seed of every random choice (default: drawn at random and recorded in
+    /// DIR/workers/<worker>.toml, so workers sharing a run play different games).
+    #[arg(long, value_name = "S")]
+    seed: Option<u64>,
+    /// Print progress as plain log lines even on a terminal.
+    #[arg(long)]
+    log_lines: bool,
+    /// No progress output, only the final summary.
+    #[arg(long, conflicts_with = "log_lines")]
+    quiet: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let config_path = args
+        .config
+        .clone()
+        .or_else(|| Some(args.run.join("config.toml")).filter(|p| p.is_file()));
+    let config = match &config_path {
+        Some(p) => SelfplayConfig::from_file(p)?,
+        None => SelfplayConfig::default(),
+    };
+    std::fs::create_dir_all(&args.run)
+        .with_context(|| format!("cannot create run directory {}", args.run.display()))?;
+
+    let pointer = args.run.join(ACCEPTED_MODEL);
+    let run_dir = args.run.clone();
+    let (evaluator, current): (Box<dyn Evaluator>, Option<u64>) = if pointer.is_file() {
+        let current = content_hash(&pointer);
+        (load_accepted(&run_dir, &pointer)?, current)
+    } else {
+        (Box::new(UniformEvaluator), None)
+    };
+    let watcher = PointerWatcher::new(pointer, current, move |p: &Path| {
+        load_accepted(&run_dir, p).map_err(|e| format!("{e:#}"))
+    });
+
+    let worker = worker_id();
+    let seed = args.seed.unwrap_or_else(|| seed_from(&worker));
+    let options = RunOptions {
+        run_dir: Some(args.run.clone()),
+        games: args.games,
+        seed,
+        worker_id: Some(worker.clone()),
+        progress: if args.quiet {
+            ProgressMode::Quiet
+        } else if args.log_lines {
+            ProgressMode::Lines
+        } else {
+            ProgressMode::Auto
+        },
+        progress_interval_secs: 10.0,
+        stop: None,
+    };
+    if !args.quiet {
+        eprintln!(
+            "selfplay: worker {worker}, seed {seed}, network {}, {} games at once{}",
+            evaluator.name(),
+            config.parallel_games,
+            config_path
+                .as_ref()
+                .map(|p| format!(", config {}", p.display()))
+                .unwrap_or_default()
+        );
+    }
+    let summary = xq_selfplay::run(&config, &options, evaluator, Box::new(watcher))?;
+    println!("selfplay: worker {}: {}", summary.worker_id, summary.stats.line());
+    Ok(())
+}
+
+/// Loads the network the pointer file names (its `path`, relative to the run
+/// directory unless absolute).
+fn load_accepted(run_dir: &Path, pointer: &Path) -> Result<Box<dyn Evaluator>> {
+    let text = std::fs::read_to_string(pointer)
+        .with_context(|| format!("cannot read {}", pointer.display()))?;
+    let value: serde_json::Value = serde_json::from_str(&text)
+        .with_context(|| format!("{} is not JSON", pointer.display()))?;
+    let Some(path) = value.get("path").and_then(|p| p.as_str()) else {
+        bail!("{} has no \"path\" string", pointer.display());
+    };
+    let path = if Path::new(path).is_absolute() {
+        PathBuf::from(path)
+    } else {
+        run_dir.join(path)
+    };
+    let ev = xq_train::TorchEvaluator::load(&path, xq_train::EvaluatorOptions::default())
+        .with_context(|| format!("cannot load the accepted network {}", path.display()))?;
+    Ok(Box::new(ev))
+}
+
+/// A seed for a worker started without `--seed`: a hash of its unique id.
+fn seed_from(worker: &str) -> u64 {
+    worker.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}

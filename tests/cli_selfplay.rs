@@ -1,0 +1,143 @@
+//! `xqz selfplay`: a tiny run produces chunks and PGN records that read back; a worker
+//! killed with SIGKILL leaves no chunk a reader would take for whole; bad configs are
+//! one-line errors naming the key.
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const XQZ: &str = env!("CARGO_BIN_EXE_xqz");
+
+/// A config small enough for a test: few visits, short games.
+const TINY: &str = r#"
+[selfplay]
+parallel_games = 4
+search_threads = 2
+max_batch = 8
+max_plies = 30
+games_per_file = 1
+
+[selfplay.search.playout_cap]
+full_visits = 8
+cheap_visits = 2
+full_probability = 0.5
+"#;
+
+fn files_with(dir: &Path, suffix: &str) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Vec::new();
+    };
+    let mut v: Vec<_> = entries
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.to_str().unwrap().ends_with(suffix))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn a_tiny_run_writes_chunks_and_pgn_records_that_read_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let config = dir.path().join("selfplay.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let out = Command::new(XQZ)
+        .args(["selfplay", "--quiet", "--games", "6", "--seed", "3", "--run"])
+        .arg(&run)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("games 6"), "{stdout}");
+
+    let chunks = files_with(&run.join("data"), ".xqc");
+    assert!(!chunks.is_empty(), "no chunks");
+    let mut records = 0;
+    for c in &chunks {
+        let chunk = xq_data::read_chunk(c).unwrap();
+        assert_eq!(chunk.meta.encoding_version, xq_nn::ENCODING_VERSION);
+        records += chunk.records.len();
+    }
+    assert!(records > 0);
+
+    let pgns = files_with(&run.join("games"), ".pgn");
+    assert_eq!(pgns.len(), 6, "one PGN file per game");
+    let mut rounds = Vec::new();
+    for p in &pgns {
+        let text = std::fs::read_to_string(p).unwrap();
+        assert!(text.contains("[Variant \"xiangqi\"]"));
+        assert!(text.contains("[Red \"uniform\"]"), "{text}");
+        for g in xq_data::read_pgn(&text) {
+            let g = g.unwrap();
+            assert!(!g.moves.is_empty());
+            assert!(g.result.is_some());
+            rounds.push(g.header("Round").unwrap().parse::<u64>().unwrap());
+        }
+    }
+    rounds.sort();
+    assert_eq!(rounds, (0..6).collect::<Vec<_>>());
+    assert_eq!(files_with(&run.join("workers"), ".toml").len(), 1);
+    assert!(files_with(&run.join("data"), ".tmp").is_empty());
+}
+
+#[test]
+fn a_worker_killed_with_sigkill_leaves_only_whole_chunks_or_ignored_tmp_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let config = dir.path().join("selfplay.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let mut child = Command::new(XQZ)
+        .args(["selfplay", "--quiet", "--seed", "9", "--run"])
+        .arg(&run)
+        .arg("--config")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // Kill it once a few chunks exist, i.e. in the middle of writing more.
+    let start = Instant::now();
+    while files_with(&run.join("data"), ".xqc").len() < 3 && start.elapsed() < Duration::from_secs(60)
+    {
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child.kill().unwrap(); // SIGKILL on Unix
+    child.wait().unwrap();
+    let chunks = files_with(&run.join("data"), ".xqc");
+    assert!(chunks.len() >= 3, "the worker wrote no chunks before the kill");
+    for c in &chunks {
+        let chunk = xq_data::read_chunk(c).unwrap_or_else(|e| panic!("{e}"));
+        assert!(!chunk.records.is_empty());
+    }
+    // Anything else in the directory is a temporary file readers never open.
+    for entry in std::fs::read_dir(run.join("data")).unwrap() {
+        let p = entry.unwrap().path();
+        let name = p.to_str().unwrap();
+        assert!(name.ends_with(".xqc") || name.ends_with(".xqc.tmp"), "{name}");
+    }
+    for p in files_with(&run.join("games"), ".pgn") {
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(xq_data::read_pgn(&text).iter().all(Result::is_ok));
+    }
+}
+
+#[test]
+fn an_unknown_config_key_is_a_one_line_error_naming_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let config = dir.path().join("bad.toml");
+    std::fs::write(&config, "[selfplay]\nparalel_games = 4\n").unwrap();
+    let out = Command::new(XQZ)
+        .args(["selfplay", "--games", "1", "--run"])
+        .arg(dir.path().join("run"))
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("paralel_games"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
