@@ -42,7 +42,9 @@ fn a_tiny_run_writes_chunks_and_pgn_records_that_read_back() {
     let config = dir.path().join("selfplay.toml");
     std::fs::write(&config, TINY).unwrap();
     let out = Command::new(XQZ)
-        .args(["selfplay", "--quiet", "--games", "6", "--seed", "3", "--run"])
+        .args([
+            "selfplay", "--quiet", "--games", "6", "--seed", "3", "--run",
+        ])
         .arg(&run)
         .arg("--config")
         .arg(&config)
@@ -100,14 +102,18 @@ fn a_worker_killed_with_sigkill_leaves_only_whole_chunks_or_ignored_tmp_files() 
         .unwrap();
     // Kill it once a few chunks exist, i.e. in the middle of writing more.
     let start = Instant::now();
-    while files_with(&run.join("data"), ".xqc").len() < 3 && start.elapsed() < Duration::from_secs(60)
+    while files_with(&run.join("data"), ".xqc").len() < 3
+        && start.elapsed() < Duration::from_secs(60)
     {
         std::thread::sleep(Duration::from_millis(5));
     }
     child.kill().unwrap(); // SIGKILL on Unix
     child.wait().unwrap();
     let chunks = files_with(&run.join("data"), ".xqc");
-    assert!(chunks.len() >= 3, "the worker wrote no chunks before the kill");
+    assert!(
+        chunks.len() >= 3,
+        "the worker wrote no chunks before the kill"
+    );
     for c in &chunks {
         let chunk = xq_data::read_chunk(c).unwrap_or_else(|e| panic!("{e}"));
         assert!(!chunk.records.is_empty());
@@ -116,7 +122,10 @@ fn a_worker_killed_with_sigkill_leaves_only_whole_chunks_or_ignored_tmp_files() 
     for entry in std::fs::read_dir(run.join("data")).unwrap() {
         let p = entry.unwrap().path();
         let name = p.to_str().unwrap();
-        assert!(name.ends_with(".xqc") || name.ends_with(".xqc.tmp"), "{name}");
+        assert!(
+            name.ends_with(".xqc") || name.ends_with(".xqc.tmp"),
+            "{name}"
+        );
     }
     for p in files_with(&run.join("games"), ".pgn") {
         let text = std::fs::read_to_string(&p).unwrap();

@@ -94,7 +94,11 @@ pub fn run(args: Args) -> Result<()> {
         );
     }
     let summary = xq_selfplay::run(&config, &options, evaluator, Box::new(watcher))?;
-    println!("selfplay: worker {}: {}", summary.worker_id, summary.stats.line());
+    println!(
+        "selfplay: worker {}: {}",
+        summary.worker_id,
+        summary.stats.line()
+    );
     Ok(())
 }
 

@@ -278,11 +278,13 @@ pub struct TemperatureSchedule {
 
 impl Default for TemperatureSchedule {
     fn default() -> TemperatureSchedule {
+        // AlphaZero's τ = 1 for the opening, then a decay towards a small temperature
+        // rather than argmax so later positions still vary a little (KataGo, lc0).
         TemperatureSchedule {
             initial: 1.0,
             plies: 30,
-            last: 0.0,
-            half_life_plies: 0.0,
+            last: 0.2,
+            half_life_plies: 10.0,
         }
     }
 }
