@@ -392,12 +392,12 @@ impl WindowLoader {
                 // record count is kept), so a long run's memory follows the window,
                 // not the whole directory.
                 for (k, c) in &mut self.cache {
-                    if let Cached::Loaded(chunk) = c {
-                        if !keep.contains(k) {
-                            *c = Cached::Header {
-                                records: chunk.records.len() as u32,
-                            };
-                        }
+                    if let Cached::Loaded(chunk) = c
+                        && !keep.contains(k)
+                    {
+                        *c = Cached::Header {
+                            records: chunk.records.len() as u32,
+                        };
                     }
                 }
                 let window = Window::from_chunks(chunks);
