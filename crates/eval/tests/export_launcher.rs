@@ -1,0 +1,266 @@
+//! Player export: model selection in a run directory, the files of a player directory,
+//! atomic replacement, and the launcher handing its directory to the binary. (The real
+//! `xqz` binary behind the launcher, playing Fairy-Stockfish, is tested in the root
+//! package's `tests/cli_ucci.rs`, which can build it.)
+
+use std::{
+    fs,
+    path::{Path, PathBuf},
+    process::Command,
+};
+
+use xq_eval::{
+    export::{
+        ACCEPTED_POINTER, ENGINE_TOML, ExportError, ExportOptions, LAUNCHER, NETWORK_META,
+        NETWORK_WEIGHTS, export_player, load_player_config, select_model,
+    },
+    net::NetSettings,
+};
+use xq_nn::{EvalInput, Evaluator};
+use xq_train::{
+    DeviceChoice, NetConfig, Progress, TorchEvaluator, TrainConfig, Trainer,
+    checkpoint::{Sidecar, list_checkpoints},
+};
+
+fn temp(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("xq-eval-export-{tag}-{}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A run with checkpoints at steps 0 and 2 of a 1 × 8 network.
+fn tiny_run(dir: &Path) {
+    let cfg = TrainConfig {
+        net: NetConfig {
+            blocks: 1,
+            channels: 8,
+            history: 2,
+            global_pool: false,
+            value_channels: 1,
+            value_hidden: 8,
+        },
+        device: DeviceChoice::Cpu,
+        threads: 1,
+        ..TrainConfig::default()
+    };
+    let planes = cfg.net.input_planes();
+    let mut t = Trainer::new(dir, cfg).unwrap();
+    t.set_progress(Progress::Off);
+    t.save_checkpoint().unwrap();
+    for i in 0..2 {
+        t.step(&xq_train::OwnedBatch::synthetic(4, planes, i).view())
+            .unwrap();
+    }
+    t.save_checkpoint().unwrap();
+}
+
+/// A stand-in binary that prints its arguments (the launcher must pass
+/// `ucci --player DIR`).
+fn fake_binary(dir: &Path) -> PathBuf {
+    let p = dir.join("fake-xqz");
+    fs::write(&p, "#!/bin/sh\necho \"args: $*\"\n").unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        fs::set_permissions(&p, fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    p
+}
+
+fn options(run: &Path, out: &Path, binary: &Path) -> ExportOptions {
+    ExportOptions {
+        run: run.into(),
+        model: None,
+        out: out.into(),
+        binary: binary.into(),
+        settings: NetSettings {
+            visits: 50,
+            batch: 4,
+            ..NetSettings::default()
+        },
+        name: None,
+        force: false,
+    }
+}
+
+#[test]
+fn model_selection_follows_the_pointer_else_the_newest_checkpoint() {
+    let run = temp("select");
+    let err = select_model(&run, None).unwrap_err();
+    assert!(matches!(err, ExportError::NoModel { .. }), "{err}");
+    tiny_run(&run);
+    let ckpts = list_checkpoints(&run.join("checkpoints")).unwrap();
+    assert_eq!(ckpts.len(), 2);
+    assert_eq!(select_model(&run, None).unwrap(), ckpts[1].1);
+    // By name: a checkpoint stem.
+    assert_eq!(
+        select_model(&run, Some("ckpt-0000000000")).unwrap(),
+        ckpts[0].1
+    );
+    let err = select_model(&run, Some("nope")).unwrap_err().to_string();
+    assert!(
+        err.contains("\"nope\"") && err.contains("models/accepted"),
+        "{err}"
+    );
+    // The accepted pointer (ARCHITECTURE.md: {"name", "path", "step", "time"}).
+    fs::create_dir_all(run.join("models")).unwrap();
+    fs::write(
+        run.join(ACCEPTED_POINTER),
+        r#"{"name": "first", "path": "checkpoints/ckpt-0000000000.json", "step": 0, "time": 1}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        select_model(&run, None).unwrap(),
+        run.join("checkpoints/ckpt-0000000000.json")
+    );
+    fs::write(
+        run.join(ACCEPTED_POINTER),
+        r#"{"name": "x", "path": "models/accepted/x.json"}"#,
+    )
+    .unwrap();
+    let err = select_model(&run, None).unwrap_err();
+    assert!(matches!(err, ExportError::BadPointer { .. }), "{err}");
+    assert!(err.to_string().contains("does not exist"), "{err}");
+    fs::write(run.join(ACCEPTED_POINTER), "not json").unwrap();
+    assert!(matches!(
+        select_model(&run, None),
+        Err(ExportError::BadPointer { .. })
+    ));
+    fs::remove_dir_all(&run).unwrap();
+}
+
+#[test]
+fn export_writes_a_complete_player_that_loads_and_launches() {
+    let root = temp("player");
+    let run = root.join("run");
+    tiny_run(&run);
+    let binary = fake_binary(&root);
+    let out = root.join("player");
+    let summary = export_player(&options(&run, &out, &binary)).unwrap();
+    assert_eq!(summary.step, 2);
+    assert_eq!(summary.name, "xqzero-run-2");
+    for f in [
+        NETWORK_WEIGHTS,
+        NETWORK_META,
+        ENGINE_TOML,
+        "README.txt",
+        "xqz",
+        LAUNCHER,
+    ] {
+        assert!(out.join(f).is_file(), "{f} missing");
+    }
+    // The metadata: a loadable sidecar without optimiser state, naming its source.
+    let meta: serde_json::Value =
+        serde_json::from_str(&fs::read_to_string(out.join(NETWORK_META)).unwrap()).unwrap();
+    assert_eq!(meta["ema"], NETWORK_WEIGHTS);
+    assert!(meta["optimizer"].is_null());
+    assert_eq!(meta["step"], 2);
+    assert!(meta["source_run"].as_str().unwrap().ends_with("run"));
+    let sidecar = Sidecar::read(&out.join(NETWORK_META)).unwrap();
+    assert_eq!(sidecar.net.channels, 8);
+    // The exported weights are the run's EMA weights: same outputs.
+    let src = list_checkpoints(&run.join("checkpoints")).unwrap()[1]
+        .1
+        .clone();
+    let history = [xq_core::Position::startpos()];
+    let moves: Vec<_> = history[0].legal_moves().to_vec();
+    let input = [EvalInput {
+        history: &history,
+        moves: &moves,
+    }];
+    let a = TorchEvaluator::load(&src, Default::default())
+        .unwrap()
+        .evaluate(&input)
+        .unwrap();
+    let b = TorchEvaluator::load(out.join(NETWORK_META), Default::default())
+        .unwrap()
+        .evaluate(&input)
+        .unwrap();
+    assert_eq!(a, b);
+    // engine.toml round-trips the settings.
+    let config = load_player_config(&out).unwrap();
+    assert_eq!(config.network, NETWORK_META);
+    assert_eq!(config.search.visits, 50);
+    assert_eq!(config.search.batch, 4);
+    assert_eq!(config.source.step, 2);
+    // The launcher runs the copied binary on its own directory, also through a symlink.
+    let link = root.join("engine-link");
+    #[cfg(unix)]
+    std::os::unix::fs::symlink(out.join(LAUNCHER), &link).unwrap();
+    for launcher in [out.join(LAUNCHER), link] {
+        let o = Command::new(&launcher).output().unwrap();
+        assert!(o.status.success(), "{launcher:?}: {o:?}");
+        let text = String::from_utf8_lossy(&o.stdout);
+        let want = format!(
+            "args: ucci --player {}",
+            fs::canonicalize(&out).unwrap().display()
+        );
+        assert_eq!(text.trim(), want);
+    }
+    // No temporary directories left behind.
+    let names: Vec<String> = fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(!names.iter().any(|n| n.contains(".tmp-")), "{names:?}");
+    fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn export_refuses_to_overwrite_without_force_and_replaces_with_it() {
+    let root = temp("force");
+    let run = root.join("run");
+    tiny_run(&run);
+    let binary = fake_binary(&root);
+    let out = root.join("player");
+    fs::create_dir_all(&out).unwrap();
+    fs::write(out.join("old.txt"), "old").unwrap();
+    let err = export_player(&options(&run, &out, &binary)).unwrap_err();
+    assert!(matches!(err, ExportError::Exists { .. }), "{err}");
+    assert!(err.to_string().contains("--force"), "{err}");
+    assert!(out.join("old.txt").exists(), "untouched");
+    let mut o = options(&run, &out, &binary);
+    o.force = true;
+    o.model = Some("ckpt-0000000000".into());
+    o.name = Some("mine".into());
+    let s = export_player(&o).unwrap();
+    assert_eq!((s.step, s.name.as_str()), (0, "mine"));
+    assert!(!out.join("old.txt").exists());
+    assert!(out.join(LAUNCHER).is_file());
+    // A failed export (no such model) leaves the existing player as it was.
+    o.model = Some("missing".into());
+    assert!(export_player(&o).is_err());
+    assert_eq!(load_player_config(&out).unwrap().name, "mine");
+    let names: Vec<String> = fs::read_dir(&root)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(
+        !names
+            .iter()
+            .any(|n| n.contains(".tmp-") || n.contains(".old-")),
+        "{names:?}"
+    );
+    fs::remove_dir_all(&root).unwrap();
+}
+
+#[test]
+fn a_broken_engine_toml_is_named_in_the_error() {
+    let dir = temp("badtoml");
+    fs::write(
+        dir.join(ENGINE_TOML),
+        "name = \"x\"\nnetwork = \"n.json\"\n[search]\nvisitz = 3\n",
+    )
+    .unwrap();
+    let e = load_player_config(&dir).unwrap_err().to_string();
+    assert!(e.contains("engine.toml") && e.contains("visitz"), "{e}");
+    fs::write(
+        dir.join(ENGINE_TOML),
+        "name = \"x\"\nnetwork = \"n.json\"\n[search]\nbatch = 0\n",
+    )
+    .unwrap();
+    let e = load_player_config(&dir).unwrap_err().to_string();
+    assert!(e.contains("batch"), "{e}");
+    fs::remove_dir_all(&dir).unwrap();
+}
