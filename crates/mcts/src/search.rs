@@ -409,6 +409,11 @@ impl Search {
         match child {
             Some(c) if self.tree.link[c].state.has_children() => {
                 self.tree.compact(&mut self.spare, c);
+                // The root is never proven: it keeps searching its moves (a proven
+                // node's children are all there, and their exact values stay).
+                if self.tree.link[0].state == State::Proven {
+                    self.tree.link[0].state = State::Expanded;
+                }
                 self.root_raw = None;
                 self.gumbel = None;
             }

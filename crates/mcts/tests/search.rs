@@ -96,6 +96,26 @@ fn finds_mate_in_two() {
     }
 }
 
+#[test]
+fn advancing_into_a_proven_node_keeps_searching_its_moves() {
+    let fen = MATE_IN_TWO[1];
+    let mut s = search_fen(fen, play_params(), 2);
+    let r = s.run(&mut UniformEvaluator, 6000).unwrap();
+    let best = r.best_move.unwrap();
+    assert_eq!(r.q_of(best), Some(1.0));
+    s.advance(best).unwrap();
+    assert!(s.root_visits() > 0, "the proven subtree should be kept");
+    let r = s.run(&mut UniformEvaluator, s.root_visits() + 200).unwrap();
+    assert_eq!(r.moves.len(), s.position().legal_moves().len());
+    assert!(r.best_move.is_some());
+    assert!(
+        r.value < -0.9,
+        "black is mated next move, value {}",
+        r.value
+    );
+    assert!(r.q.iter().all(|q| *q == Some(-1.0)), "{:?}", r.q);
+}
+
 /// Red to move; the horse on d3 shields the d-file. Most horse moves leave the file,
 /// after which ...a5e5+ is mate: e1 is held by that chariot, f0 by the chariot on f8,
 /// and the last flight square d0 faces the black general on d9 (flying-general rule).
