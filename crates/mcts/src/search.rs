@@ -655,7 +655,14 @@ impl Search {
         Ok(())
     }
 
-    /// Abandons the pending leaves: they become fresh again and lose their marks.
+    /// Abandons the leaves awaiting evaluation (say the evaluator failed): they become
+    /// unvisited again and their in-flight marks go, so the tree is as before the
+    /// requests. [`Search::start`], [`Search::advance`] and a failed
+    /// [`Search::apply`] do this themselves.
+    pub fn abandon_pending(&mut self) {
+        self.cancel_pending();
+    }
+
     fn cancel_pending(&mut self) {
         for i in 0..self.n_pending {
             let idx = self.pending[i].node as usize;

@@ -589,6 +589,10 @@ fn bad_evaluations_are_errors_and_the_search_recovers() {
         wdl: [f32::NAN, 0.5, 0.5],
     };
     assert!(s.apply(&vec![nan; reqs]).is_err());
+    assert_eq!(s.select_leaves(4).len(), 1);
+    s.abandon_pending();
+    assert!(s.pending().is_empty());
+    assert_eq!(s.root_visits(), 0);
     let err = s.run(&mut FailingEvaluator, 100).unwrap_err();
     assert!(matches!(err, SearchError::Eval(_)), "{err}");
     assert_eq!(s.root_visits(), 0);
@@ -613,4 +617,28 @@ fn root_policy_temperature_flattens_the_priors() {
     };
     assert!(prior_spread(2.0) < prior_spread(1.0));
     assert!(prior_spread(0.5) > prior_spread(1.0));
+}
+
+#[test]
+fn searches_and_requests_can_move_between_threads() {
+    fn send<T: Send + 'static>() {}
+    send::<Search>();
+    send::<xq_mcts::LeafRequest>();
+    send::<xq_mcts::SearchResult>();
+    send::<SearchError>();
+    // And actually do it: a search started here, finished on another thread.
+    let mut s = Search::from_position(SearchParams::default(), Position::startpos(), 0).unwrap();
+    s.start(Playouts::full(50)).unwrap();
+    let r = std::thread::spawn(move || {
+        while !s.is_finished() {
+            let reqs: Vec<_> = s.select_leaves(4).to_vec();
+            let inputs: Vec<_> = reqs.iter().map(|r| r.input()).collect();
+            let evals = UniformEvaluator.evaluate(&inputs).unwrap();
+            s.apply(&evals).unwrap();
+        }
+        s.result()
+    })
+    .join()
+    .unwrap();
+    assert_eq!(r.root_visits, 50);
 }
