@@ -16,6 +16,11 @@
 //!   project machine), so it checks every [`PYFFISH_EVERY`]th position only, and
 //!   additionally that a position without legal moves is a loss for the side to move.
 //!
+//! Only FENs are sent, never move histories, so Fairy-Stockfish's repetition rules
+//! (which act in its game-end evaluation, not in its move generator: pyffish still lists
+//! a perpetual-checking move after the cycle has repeated) cannot make the answers
+//! differ.
+//!
 //! Both oracles print ranks 1-10 (`h3e3`); they are converted to ICCS ranks 0-9. A
 //! missing oracle fails the test with a message pointing at `scripts/setup`; it never
 //! skips.
