@@ -82,6 +82,12 @@ fn a_tiny_run_writes_chunks_and_pgn_records_that_read_back() {
     rounds.sort();
     assert_eq!(rounds, (0..6).collect::<Vec<_>>());
     assert_eq!(files_with(&run.join("workers"), ".toml").len(), 1);
+    // The final counters are logged as one `selfplay` event.
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    let last: serde_json::Value = serde_json::from_str(events.lines().last().unwrap()).unwrap();
+    assert_eq!(last["kind"], "selfplay");
+    assert_eq!(last["games"], 6);
+    assert!(last["average_batch"].as_f64().unwrap() >= 1.0);
     assert!(files_with(&run.join("data"), ".tmp").is_empty());
 }
 

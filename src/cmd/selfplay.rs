@@ -8,13 +8,16 @@
 //! swapped in without restarting. Several workers, on several machines, can share one
 //! run directory: each writes files named by its own id.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
 
 use anyhow::{Context, Result, bail};
 use xq_nn::{Evaluator, UniformEvaluator};
 use xq_selfplay::{
-    ACCEPTED_MODEL, PointerWatcher, ProgressMode, RunOptions, SelfplayConfig, content_hash,
-    worker_id,
+    ACCEPTED_MODEL, Observer, PointerWatcher, ProgressMode, RunOptions, SelfplayConfig, Snapshot,
+    content_hash, worker_id,
 };
 
 #[derive(clap::Args, Debug)]
@@ -67,6 +70,8 @@ pub fn run(args: Args) -> Result<()> {
 
     let worker = worker_id();
     let seed = args.seed.unwrap_or_else(|| seed_from(&worker));
+    let events = args.run.join("events.jsonl");
+    let event_worker = worker.clone();
     let options = RunOptions {
         run_dir: Some(args.run.clone()),
         games: args.games,
@@ -81,6 +86,14 @@ pub fn run(args: Args) -> Result<()> {
         },
         progress_interval_secs: 10.0,
         stop: None,
+        observer: Some(Observer {
+            every: Duration::from_secs(60),
+            call: Arc::new(move |s: &Snapshot| {
+                if let Err(e) = append_event(&events, &event_fields(&event_worker, s)) {
+                    eprintln!("selfplay: warning: {e:#}");
+                }
+            }),
+        }),
     };
     if !args.quiet {
         eprintln!(
@@ -120,6 +133,52 @@ fn load_accepted(run_dir: &Path, pointer: &Path) -> Result<Box<dyn Evaluator>> {
     let ev = xq_train::TorchEvaluator::load(&path, xq_train::EvaluatorOptions::default())
         .with_context(|| format!("cannot load the accepted network {}", path.display()))?;
     Ok(Box::new(ev))
+}
+
+/// The fields of a `selfplay` event (ARCHITECTURE.md, "The run directory"): the
+/// worker's counters so far.
+fn event_fields(worker: &str, s: &Snapshot) -> serde_json::Value {
+    serde_json::json!({
+        "worker": worker,
+        "seconds": s.elapsed.as_secs_f64(),
+        "games": s.games,
+        "positions": s.positions,
+        "records": s.records,
+        "average_length": if s.games > 0 { s.positions as f64 / s.games as f64 } else { 0.0 },
+        "red_wins": s.red_wins,
+        "draws": s.draws,
+        "black_wins": s.black_wins,
+        "resignations": s.resignations,
+        "games_per_second": s.games_per_sec(),
+        "positions_per_second": s.positions_per_sec(),
+        "average_batch": s.avg_batch(),
+        "cache_hit_rate": s.cache_hit_rate(),
+        "evaluator_busy": s.evaluator_busy(),
+        "no_resign_games": s.no_resign_games,
+        "would_resign": s.would_resign,
+        "resign_false_positives": s.false_positives,
+        "resign_false_positive_rate": s.resign_false_positive_rate(),
+        "model_swaps": s.model_swaps,
+    })
+}
+
+/// Appends one `selfplay` event to `events.jsonl` as a single write of a whole line,
+/// so concurrent writers (other workers, the trainer) never interleave.
+fn append_event(path: &Path, fields: &serde_json::Value) -> Result<()> {
+    let mut obj = fields.as_object().cloned().unwrap_or_default();
+    let time = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    obj.insert("time".into(), time.into());
+    obj.insert("kind".into(), "selfplay".into());
+    let mut line = serde_json::to_string(&obj)?;
+    line.push('\n');
+    std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+        .and_then(|mut f| f.write_all(line.as_bytes()))
+        .with_context(|| format!("cannot append to {}", path.display()))
 }
 
 /// A seed for a worker started without `--seed`: a hash of its unique id.

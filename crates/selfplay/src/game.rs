@@ -185,8 +185,6 @@ pub struct GameState {
 pub enum Step {
     /// The move was played; the game goes on.
     Continue,
-    /// No move was played; the position must be searched again.
-    SearchAgain,
     /// The game is over.
     Finished(Box<FinishedGame>),
 }
@@ -258,14 +256,15 @@ impl GameState {
             return Ok(self.finish(Termination::Resignation { loser: side }));
         }
         let Some(mv) = self.search.choose_move(&result) else {
-            if let Some(outcome) = self.game.adjudicate() {
-                return Ok(self.finish(Termination::Rules(outcome)));
-            }
-            // A search of a position with legal moves gave no move: tree reuse made a
-            // node the MCTS solver had proven the root, and xq-mcts reports no root
-            // moves for a proven root. Search the position again from a fresh tree.
-            self.search.set_game(&self.game);
-            return Ok(Step::SearchAgain);
+            // Only a position without legal moves has no move, and the rules end the
+            // game there before it is searched.
+            let outcome = self
+                .game
+                .adjudicate()
+                .ok_or_else(|| SearchError::GameOver {
+                    fen: self.game.position().fen(),
+                })?;
+            return Ok(self.finish(Termination::Rules(outcome)));
         };
         self.game.play_unchecked(mv);
         if let Some(outcome) = self.game.adjudicate() {

@@ -102,6 +102,6 @@ pub use game::{FinishedGame, Termination};
 pub use model::{ACCEPTED_MODEL, ModelSource, NoModelUpdates, PointerWatcher, content_hash};
 pub use stats::{ProgressMode, Snapshot};
 pub use worker::{
-    DATA_DIR, GAMES_DIR, RunOptions, SelfplayError, Summary, WORKERS_DIR, build_chunk, run,
-    worker_id,
+    DATA_DIR, GAMES_DIR, Observer, RunOptions, SelfplayError, Summary, WORKERS_DIR, build_chunk,
+    run, worker_id,
 };

@@ -15,6 +15,8 @@ pub struct PgnContext<'a> {
     pub host: &'a str,
     /// `YYYY.MM.DD`.
     pub date: &'a str,
+    /// The worker's seed (every game's seed derives from it and the game number).
+    pub seed: u64,
     pub chinese_comments: bool,
 }
 
@@ -38,6 +40,7 @@ pub fn game_pgn(g: &FinishedGame, ctx: &PgnContext<'_>) -> String {
     tag(&mut out, "Termination", g.termination.name());
     tag(&mut out, "PlyCount", &g.moves.len().to_string());
     tag(&mut out, "Worker", ctx.worker);
+    tag(&mut out, "Seed", &ctx.seed.to_string());
     tag(&mut out, "GameSeed", &g.seed.to_string());
     tag(
         &mut out,
@@ -152,6 +155,7 @@ mod tests {
             worker: "host-1-ab",
             host: "host",
             date: "2026.11.30",
+            seed: 3,
             chinese_comments: true,
         };
         let text = game_pgn(&g, &ctx);
@@ -164,5 +168,6 @@ mod tests {
         assert_eq!(back.moves, moves);
         assert_eq!(back.result, Some(xq_data::Outcome::RedWins));
         assert_eq!(back.header("Round"), Some("17"));
+        assert_eq!(back.header("Seed"), Some("3"));
     }
 }

@@ -68,6 +68,24 @@ pub struct RunOptions {
     pub progress_interval_secs: f64,
     /// When set, no new game starts; games in progress are finished and written.
     pub stop: Option<std::sync::Arc<AtomicBool>>,
+    /// Called with the counters every so often and once at the end (event logs,
+    /// TensorBoard), whatever the progress mode.
+    pub observer: Option<Observer>,
+}
+
+/// A periodic callback with the worker's counters.
+#[derive(Clone)]
+pub struct Observer {
+    pub every: Duration,
+    pub call: std::sync::Arc<dyn Fn(&Snapshot) + Send + Sync>,
+}
+
+impl std::fmt::Debug for Observer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Observer")
+            .field("every", &self.every)
+            .finish_non_exhaustive()
+    }
 }
 
 /// What a finished run did.
@@ -219,6 +237,18 @@ pub fn run(
                 done,
             )
         });
+        if let Some(obs) = &options.observer {
+            s.spawn(move || {
+                let mut next = Instant::now() + obs.every;
+                while !done.load(Relaxed) {
+                    std::thread::sleep(Duration::from_millis(50).min(obs.every));
+                    if Instant::now() >= next {
+                        next = Instant::now() + obs.every;
+                        (obs.call)(&counters.snapshot(start));
+                    }
+                }
+            });
+        }
 
         let server_result = serve(
             evaluator,
@@ -241,6 +271,9 @@ pub fn run(
     });
 
     let stats = counters.snapshot(start);
+    if let Some(obs) = &options.observer {
+        (obs.call)(&stats);
+    }
     server_result?;
     for r in group_results {
         r.map_err(|_| SelfplayError::Panic)??;
@@ -517,7 +550,6 @@ impl<'a> Group<'a> {
                 SlotState::Searching(mut g) => {
                     if g.search.is_finished() {
                         match g.after_search(config)? {
-                            Step::SearchAgain => slot.state = SlotState::Ready(g),
                             Step::Continue => {
                                 counters.positions.fetch_add(1, Relaxed);
                                 slot.state = SlotState::Ready(g);
@@ -653,6 +685,7 @@ impl Output {
             worker: &self.worker,
             host: &self.host,
             date: &today(),
+            seed: self.seed,
             chinese_comments: config.pgn_chinese_comments,
         };
         let text: String = games.iter().map(|g| game_pgn(g, &ctx)).collect();
