@@ -4,7 +4,7 @@
 //! - [`Trainer`]: optimiser steps on host batches ([`HostBatch`]), EMA, checkpoints
 //!   ([`checkpoint`]), TensorBoard scalars and progress output.
 //! - [`TorchEvaluator`]: the `xq_nn::Evaluator` over a checkpoint, for search and play.
-//! - [`bench`]: trainer throughput against an equivalent PyTorch loop.
+//! - [`bench`](mod@bench): trainer throughput against an equivalent PyTorch loop.
 //!
 //! Binaries that link this crate find libtorch through an rpath set by build scripts: this
 //! crate's `build.rs` for its own tests, and in dependents a `build.rs` that reads
