@@ -58,9 +58,9 @@ pub struct SearchParams {
     /// next search's budget).
     pub tree_reuse: bool,
     /// Stop a search early once the most-visited root move cannot be overtaken with the
-    /// visits left (lc0's smart pruning at factor 1). PUCT only. This shortens the
-    /// visit distribution of easy positions; turn off when every target must have the
-    /// full count.
+    /// visits left (lc0's smart pruning at factor 1). PUCT only. Off by default so
+    /// self-play targets always have the full visit count (KataGo does not stop its
+    /// full searches early either); [`SearchParams::for_play`] turns it on.
     pub early_stop: bool,
     /// Leaves collected per evaluator call in [`crate::Search::run`], using virtual
     /// loss so one search fills a batch. Each in-flight visit counts as a loss for the
@@ -102,7 +102,7 @@ impl Default for SearchParams {
             root_policy_temperature: 1.0,
             temperature: TemperatureSchedule::default(),
             tree_reuse: true,
-            early_stop: true,
+            early_stop: false,
             batch_size: 16,
             history_len: 8,
             playout_cap: PlayoutCap::default(),
@@ -116,10 +116,11 @@ impl Default for SearchParams {
 
 impl SearchParams {
     /// Settings for playing to win rather than for self-play: no root noise, no forced
-    /// playouts, greedy move choice.
+    /// playouts, greedy move choice, early stop.
     pub fn for_play() -> SearchParams {
         SearchParams {
             dirichlet_epsilon: 0.0,
+            early_stop: true,
             forced_playouts_k: 0.0,
             temperature: TemperatureSchedule {
                 initial: 0.0,
