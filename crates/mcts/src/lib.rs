@@ -70,3 +70,4 @@ pub use params::{
 };
 pub use result::SearchResult;
 pub use search::{LeafRequest, Search, SearchError};
+pub use tree::NODE_BYTES;

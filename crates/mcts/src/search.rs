@@ -206,6 +206,13 @@ impl Search {
         self.tree.len()
     }
 
+    /// Memory held by the tree: the arena and the spare arena that tree reuse
+    /// compacts into (both keep their capacity between searches), in bytes.
+    pub fn memory_bytes(&self) -> usize {
+        (self.tree.stat.capacity() + self.spare.stat.capacity()) * std::mem::size_of::<Stat>()
+            + (self.tree.link.capacity() + self.spare.link.capacity()) * std::mem::size_of::<Link>()
+    }
+
     /// Draws the next move's budget from the playout cap (full or cheap search).
     pub fn plan_playouts(&mut self) -> Playouts {
         self.params.playout_cap.draw(&mut self.rng)

@@ -368,6 +368,7 @@ fn tree_reuse_keeps_the_subtree_visits() {
     assert!(s.tree_size() > 1);
     let r2 = s.run(&mut RandomEvaluator::new(1), 800).unwrap();
     assert_eq!(r2.root_visits, 800);
+    assert!(s.memory_bytes() >= s.tree_size() * xq_mcts::NODE_BYTES);
     assert_eq!(
         r2.playouts,
         800 - kept,
