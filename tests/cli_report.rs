@@ -369,3 +369,46 @@ fn missing_run_directory_is_a_one_line_error() {
     );
     assert!(!missing.exists(), "no run directory is created");
 }
+
+#[test]
+fn unreadable_inputs_are_listed_never_fatal() {
+    let run = tempfile::tempdir().unwrap();
+    let root = run.path();
+    for d in ["games", "matches", "models"] {
+        fs::create_dir_all(root.join(d)).unwrap();
+    }
+    // A log of nothing but damage, a corrupt model pointer, PGN that is not UTF-8 or
+    // not PGN, and a config that cannot be read (a directory).
+    fs::write(
+        root.join("events.jsonl"),
+        b"\xff\xfe garbage\n[1, 2]\n{\"kind\": \"rating\", \"score\": 0.5}\n",
+    )
+    .unwrap();
+    fs::write(root.join("models/accepted.json"), "{not json").unwrap();
+    fs::write(
+        root.join("games/a.pgn"),
+        b"[Event \"x\xff\"]\n\n1. h2e2 h9g7 *\n\n[Event \"y\"]\n\n1. z9z9 *\n",
+    )
+    .unwrap();
+    fs::write(root.join("matches/m.pgn"), "this is not a game record\n").unwrap();
+    fs::create_dir(root.join("config.toml")).unwrap();
+
+    let html = report(root, &[]);
+    for problem in [
+        "events.jsonl: 2 unreadable line(s) skipped (line 1, 2)",
+        "events.jsonl: 1 rating event(s) without their key fields skipped",
+        "corrupt model pointer",
+        "games/a.pgn: game 2 of 2 skipped",
+        "matches/m.pgn: game 1 of 1 skipped",
+        "config.toml",
+    ] {
+        assert!(html.contains(problem), "problem not listed: {problem:?}");
+    }
+    let data = page_data(&html);
+    assert_eq!(
+        data["games"].as_array().unwrap().len(),
+        1,
+        "the readable game is kept"
+    );
+    assert_eq!(data["games"][0]["iccs"], json!(["h2e2", "h9g7"]));
+}
