@@ -643,3 +643,78 @@ fn searches_and_requests_can_move_between_threads() {
     .unwrap();
     assert_eq!(r.root_visits, 50);
 }
+
+/// Root moves that received at least one visit.
+fn breadth(params: SearchParams, visits: u32) -> usize {
+    let mut s = Search::from_position(params, Position::startpos(), 4).unwrap();
+    let r = s.run(&mut RandomEvaluator::new(6), visits).unwrap();
+    r.visits.iter().filter(|&&n| n > 0).count()
+}
+
+#[test]
+fn exploration_knobs_widen_or_narrow_the_root() {
+    let base = SearchParams {
+        dirichlet_epsilon: 0.0,
+        forced_playouts_k: 0.0,
+        batch_size: 1,
+        ..SearchParams::default()
+    };
+    let narrow_fpu = breadth(
+        SearchParams {
+            fpu_reduction_root: 2.0,
+            ..base.clone()
+        },
+        150,
+    );
+    let wide_fpu = breadth(
+        SearchParams {
+            fpu_reduction_root: 0.0,
+            ..base.clone()
+        },
+        150,
+    );
+    assert!(
+        narrow_fpu < wide_fpu,
+        "root FPU reduction: {narrow_fpu} vs {wide_fpu} moves"
+    );
+    let low_c = breadth(
+        SearchParams {
+            c_puct_init: 0.3,
+            ..base.clone()
+        },
+        150,
+    );
+    let high_c = breadth(
+        SearchParams {
+            c_puct_init: 6.0,
+            ..base.clone()
+        },
+        150,
+    );
+    assert!(low_c < high_c, "c_puct: {low_c} vs {high_c} moves");
+}
+
+#[test]
+fn dirichlet_alpha_scales_with_the_number_of_moves() {
+    // With ε = 1 the priors are the noise itself: a small total concentration spread
+    // over 44 moves is spiky, a large one nearly flat.
+    let max_prior = |scale: f32| {
+        let params = SearchParams {
+            dirichlet_epsilon: 1.0,
+            dirichlet_alpha_scale: scale,
+            ..SearchParams::default()
+        };
+        let mut s = Search::from_position(params, Position::startpos(), 8).unwrap();
+        let r = s.run(&mut UniformEvaluator, 2).unwrap();
+        assert!((r.prior.iter().sum::<f32>() - 1.0).abs() < 1e-4);
+        r.prior.iter().cloned().fold(0.0, f32::max)
+    };
+    assert!(
+        max_prior(0.05) > 0.5,
+        "alpha 0.05/44 should put most mass on one move"
+    );
+    assert!(
+        max_prior(2000.0) < 0.04,
+        "alpha 2000/44 should be near uniform (1/44)"
+    );
+}
