@@ -23,7 +23,10 @@ fn main() {
     // CUDA backend when loaded); Rust links with --as-needed, which would drop it.
     println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
     println!("cargo:rustc-link-arg=-ltorch");
-    if std::path::Path::new(dir.as_ref()).join("libtorch_cuda.so").exists() {
+    if std::path::Path::new(dir.as_ref())
+        .join("libtorch_cuda.so")
+        .exists()
+    {
         println!("cargo:rustc-link-arg=-ltorch_cuda");
     }
     println!("cargo:rustc-link-arg=-Wl,--as-needed");

@@ -4,13 +4,18 @@
 //! and turns errors into a one-line message and a non-zero exit status.
 
 mod cmd;
+mod rundir;
 
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
 #[derive(Parser, Debug)]
-#[command(name = "xqz", version, about = "xqzero: train and measure Xiangqi engines the AlphaZero way")]
+#[command(
+    name = "xqz",
+    version,
+    about = "xqzero: train and measure Xiangqi engines the AlphaZero way"
+)]
 struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -28,6 +33,20 @@ enum Command {
     Status(cmd::status::Args),
     /// Play self-play games into a run directory (training chunks and PGN records).
     Selfplay(cmd::selfplay::Args),
+    /// Play a match between two players (paired openings, Elo, optional SPRT).
+    Match(cmd::matches::Args),
+    /// Run a round robin, Swiss or knockout tournament from a TOML file.
+    Tournament(cmd::tournament::Args),
+    /// Rate players by maximum likelihood from PGN files or from games it plays.
+    Ladder(cmd::ladder::Args),
+    /// Gate the newest candidate network of a run against the accepted one.
+    Gate(cmd::gate::Args),
+    /// Run the UCCI engine (also UCI) on stdin/stdout.
+    Ucci(cmd::ucci::Args),
+    /// Write a self-contained UCCI player directory from a training run.
+    Export(cmd::export::Args),
+    /// Write a self-contained HTML report of a training run (Elo, losses, self-play, games).
+    Report(cmd::report::Args),
 }
 
 fn main() -> ExitCode {
@@ -53,6 +72,13 @@ fn main() -> ExitCode {
         Command::Notation(args) => cmd::notation::run(args),
         Command::Status(args) => cmd::status::run(args),
         Command::Selfplay(args) => cmd::selfplay::run(args),
+        Command::Match(args) => cmd::matches::run(args),
+        Command::Tournament(args) => cmd::tournament::run(args),
+        Command::Ladder(args) => cmd::ladder::run(args),
+        Command::Gate(args) => cmd::gate::run(args),
+        Command::Ucci(args) => cmd::ucci::run(args),
+        Command::Export(args) => cmd::export::run(args),
+        Command::Report(args) => cmd::report::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

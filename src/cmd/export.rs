@@ -1,0 +1,71 @@
+//! `xqz export`: writes a self-contained UCCI player directory from a training run.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use xq_eval::{
+    export::{ExportOptions, export_player},
+    net::NetSettings,
+};
+
+#[derive(clap::Args, Debug)]
+#[command(after_help = "\
+The network is the run's accepted one (models/accepted.json), or the newest checkpoint \
+when nothing has been accepted yet, or --model NAME (models/accepted/NAME.json, \
+models/candidates/NAME.json, checkpoints/NAME.json, or a sidecar path). OUT (default RUN/players/<name>) receives \
+network.safetensors (EMA weights), network.json, engine.toml, README.txt, a copy of this \
+xqz binary and the launcher xqzero-engine, which a GUI starts with no arguments. OUT is \
+built under a temporary name and renamed into place.")]
+pub struct Args {
+    /// The training run directory.
+    #[arg(long, value_name = "DIR")]
+    run: PathBuf,
+    /// A model by name instead of the accepted one.
+    #[arg(long, value_name = "NAME")]
+    model: Option<String>,
+    /// The player directory to write (default: RUN/players/<name>).
+    #[arg(long, value_name = "PATH")]
+    out: Option<PathBuf>,
+    /// Replace OUT if it exists.
+    #[arg(long)]
+    force: bool,
+    /// The engine's name (default xqzero-<run>-<step>).
+    #[arg(long)]
+    name: Option<String>,
+    /// Root visits per move when the GUI gives no time or node limit.
+    #[arg(long, default_value_t = NetSettings::default().visits)]
+    visits: u32,
+    /// Leaves per network call.
+    #[arg(long, default_value_t = NetSettings::default().batch)]
+    batch: usize,
+    /// libtorch CPU threads (0 = libtorch's default).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let binary = std::env::current_exe().context("cannot find the running xqz binary")?;
+    let settings = NetSettings {
+        visits: args.visits,
+        batch: args.batch,
+        threads: args.threads,
+        ..NetSettings::default()
+    };
+    let summary = export_player(&ExportOptions {
+        run: args.run,
+        model: args.model,
+        out: args.out,
+        binary,
+        settings,
+        name: args.name,
+        force: args.force,
+    })?;
+    println!(
+        "exported {} (step {}, from {}) to {}",
+        summary.name,
+        summary.step,
+        summary.source_checkpoint.display(),
+        summary.out.display()
+    );
+    Ok(())
+}

@@ -1,0 +1,222 @@
+//! `xqz gate`: plays the newest candidate network against the accepted one and
+//! promotes it if it passes.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use xq_eval::{
+    gate::{GateConfig, gate},
+    matches::MatchConfig,
+    player::{Player, PlayerError},
+    referee::GameSettings,
+    spec::PlayerSpec,
+    stats::SprtConfig,
+};
+
+use crate::rundir::{ModelRef, RunDir};
+
+/// The `[gate]` section of a run config.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GateSection {
+    /// Most games of a gating match.
+    pub games: usize,
+    /// Stop early with a GSPRT on game pairs.
+    pub sprt: bool,
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    /// Score needed when the SPRT is off or undecided at the game limit.
+    pub threshold: f64,
+    /// MCTS visits per move of both networks.
+    pub visits: u32,
+    /// Time control (`own` = the visits above).
+    pub time_control: String,
+    pub concurrency: usize,
+    /// `builtin`, `start`, `random:N` or an openings file.
+    pub openings: String,
+    pub seed: u64,
+}
+
+impl Default for GateSection {
+    fn default() -> Self {
+        GateSection {
+            games: 40,
+            sprt: true,
+            elo0: 0.0,
+            elo1: 35.0,
+            alpha: 0.1,
+            beta: 0.1,
+            threshold: 0.55,
+            visits: 64,
+            time_control: "own".into(),
+            concurrency: 1,
+            openings: "builtin".into(),
+            seed: 1,
+        }
+    }
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run directory.
+    #[arg(long)]
+    run: PathBuf,
+    /// Config file with a `[gate]` section (default: the run's config.toml, else defaults).
+    #[arg(long)]
+    config: Option<PathBuf>,
+}
+
+/// Reads the `[gate]` section of a config file; unknown keys are errors.
+pub fn read_section(path: &std::path::Path) -> Result<GateSection> {
+    #[derive(Deserialize)]
+    struct Outer {
+        #[serde(default)]
+        gate: Option<toml::Value>,
+    }
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
+    let outer: Outer =
+        toml::from_str(&text).with_context(|| format!("invalid config {}", path.display()))?;
+    match outer.gate {
+        Some(v) => v
+            .try_into()
+            .with_context(|| format!("invalid [gate] section in {}", path.display())),
+        None => Ok(GateSection::default()),
+    }
+}
+
+/// The network player for a model of the run.
+pub fn net_spec(run: &RunDir, m: &ModelRef, visits: u32) -> PlayerSpec {
+    PlayerSpec::Net {
+        checkpoint: run.model_path(m),
+        visits,
+    }
+}
+
+/// Gates the newest pending candidate, if any. Returns the decision (None: nothing to
+/// gate).
+///
+/// # Errors
+/// If the match cannot be played or the run directory cannot be written.
+pub fn gate_once(
+    run: &RunDir,
+    cfg: &GateSection,
+    log: &mut dyn FnMut(&str),
+) -> Result<Option<bool>> {
+    let mut pending = run.pending_candidates()?;
+    let Some(candidate) = pending.pop() else {
+        return Ok(None);
+    };
+    // Older candidates are superseded by the newest: record them as such.
+    for old in &pending {
+        run.reject(
+            old,
+            serde_json::json!({"model": old.name, "reason": "superseded", "by": candidate.name}),
+        )?;
+    }
+    let Some(accepted) = run.accepted()? else {
+        log(&format!(
+            "gate: no accepted network yet; {} becomes the first",
+            candidate.name
+        ));
+        run.promote(&candidate, serde_json::json!({"reason": "first"}))?;
+        run.event("gate", serde_json::json!({"candidate": candidate.name, "step": candidate.step, "accepted": true, "reason": "first", "games": 0}))?;
+        return Ok(Some(true));
+    };
+    let sprt = if cfg.sprt {
+        Some(
+            SprtConfig::new(cfg.elo0, cfg.elo1, cfg.alpha, cfg.beta)
+                .context("[gate] sprt settings")?,
+        )
+    } else {
+        None
+    };
+    let a = net_spec(run, &candidate, cfg.visits);
+    let b = net_spec(run, &accepted, cfg.visits);
+    let config = GateConfig {
+        matches: MatchConfig {
+            games: cfg.games,
+            concurrency: cfg.concurrency.max(1),
+            settings: GameSettings {
+                time_control: cfg.time_control.parse().context("[gate] time_control")?,
+                ..GameSettings::default()
+            },
+            openings: crate::cmd::matches::load_openings(&cfg.openings, cfg.seed)?,
+            sprt,
+            seed: cfg.seed ^ candidate.step,
+            pgn_out: Some(
+                run.matches_dir()
+                    .join(format!("gate-{}.pgn", candidate.name)),
+            ),
+            event: format!("gate {} vs {}", candidate.name, accepted.name),
+        },
+        threshold: cfg.threshold,
+    };
+    let build_a = || -> Result<Box<dyn Player>, PlayerError> { a.build() };
+    let build_b = || -> Result<Box<dyn Player>, PlayerError> { b.build() };
+    let decision = gate(&build_a, &build_b, &config, &mut |s| {
+        log(&format!("gate: {}", s.line()))
+    })?;
+    let mut details = crate::cmd::matches::report_json(&decision.report);
+    details["candidate"] = candidate.name.clone().into();
+    details["opponent"] = accepted.name.clone().into();
+    details["step"] = candidate.step.into();
+    details["accepted"] = decision.accepted.into();
+    details["reason"] = decision.reason.into();
+    run.event("gate", details.clone())?;
+    let mut tb = xq_train::logging::TbLogger::new(run.logs_dir().join("gate"));
+    let s = &decision.report.status;
+    let step = candidate.step;
+    tb.scalar(
+        "gate/accepted",
+        f64::from(u8::from(decision.accepted)),
+        step,
+    )?;
+    if let Some(score) = s.games.score() {
+        tb.scalar("gate/score", score, step)?;
+    }
+    if let Some(e) = s.elo.filter(|e| e.elo.is_finite()) {
+        tb.scalar("gate/elo", e.elo, step)?;
+    }
+    tb.flush();
+    if decision.accepted {
+        run.promote(&candidate, details)?;
+    } else {
+        run.reject(&candidate, details)?;
+    }
+    log(&format!(
+        "gate: {} {} ({})",
+        candidate.name,
+        if decision.accepted {
+            "accepted"
+        } else {
+            "rejected"
+        },
+        decision.reason
+    ));
+    Ok(Some(decision.accepted))
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let run = RunDir::open(&args.run)?;
+    let config_path = args.config.clone().or_else(|| {
+        let p = run.root().join("config.toml");
+        p.exists().then_some(p)
+    });
+    let cfg = match &config_path {
+        Some(p) => read_section(p)?,
+        None => GateSection::default(),
+    };
+    match gate_once(&run, &cfg, &mut |l| eprintln!("{l}"))? {
+        None => println!(
+            "nothing to gate: no pending candidate in {}",
+            run.candidates_dir().display()
+        ),
+        Some(true) => println!("accepted"),
+        Some(false) => println!("rejected"),
+    }
+    Ok(())
+}

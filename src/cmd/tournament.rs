@@ -1,0 +1,88 @@
+//! `xqz tournament`: round robin, Swiss or knockout from a TOML file.
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use xq_eval::{
+    clock::TimeControl,
+    referee::GameSettings,
+    spec::PlayerSpec,
+    tournament::runner::{TournamentFile, TournamentPlay, resolve_openings, run_tournament},
+};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Tournament file (TOML; see configs/tournament-baselines.toml).
+    #[arg(long)]
+    config: PathBuf,
+    /// Directory for the crosstable (text, JSON, CSV) and the PGN (default: next to the config).
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let text = std::fs::read_to_string(&args.config)
+        .with_context(|| format!("cannot read {}", args.config.display()))?;
+    let file: TournamentFile = toml::from_str(&text)
+        .with_context(|| format!("invalid tournament file {}", args.config.display()))?;
+    let tc: TimeControl = file.time_control.parse().context("time_control")?;
+    let rapid: TimeControl = match &file.rapid_time_control {
+        Some(t) => t.parse().context("rapid_time_control")?,
+        None => tc,
+    };
+    for p in &file.participants {
+        p.player
+            .parse::<PlayerSpec>()
+            .with_context(|| format!("participant {:?}", p.name))?;
+    }
+    let out = args.out.unwrap_or_else(|| {
+        args.config
+            .parent()
+            .map(|p| p.to_path_buf())
+            .unwrap_or_default()
+    });
+    std::fs::create_dir_all(&out).with_context(|| format!("cannot create {}", out.display()))?;
+    let stem = if file.name.is_empty() {
+        "tournament".to_owned()
+    } else {
+        file.name.replace(['/', ' '], "_")
+    };
+    let play = TournamentPlay {
+        settings: GameSettings {
+            time_control: tc,
+            ..GameSettings::default()
+        },
+        rapid,
+        concurrency: file.concurrency.max(1),
+        openings: resolve_openings(&file.openings).map_err(anyhow::Error::msg)?,
+        pgn_out: Some(
+            file.pgn
+                .clone()
+                .unwrap_or_else(|| out.join(format!("{stem}.pgn"))),
+        ),
+    };
+    let build = |spec: &str| PlayerSpec::build_from_text(spec);
+    let (t, games) = run_tournament(file.tournament(), &play, &build, &mut |line| {
+        eprintln!("{line}")
+    })?;
+    let table = t.crosstable();
+    println!("{}", table.to_text());
+    crate::cmd::write_atomic(
+        &out.join(format!("{stem}.crosstable.txt")),
+        table.to_text().as_bytes(),
+    )?;
+    crate::cmd::write_atomic(
+        &out.join(format!("{stem}.crosstable.json")),
+        table.to_json().as_bytes(),
+    )?;
+    crate::cmd::write_atomic(
+        &out.join(format!("{stem}.crosstable.csv")),
+        table.to_csv().as_bytes(),
+    )?;
+    eprintln!(
+        "{} games; crosstable and PGN in {}",
+        games.len(),
+        out.display()
+    );
+    Ok(())
+}

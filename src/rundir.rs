@@ -1,0 +1,403 @@
+//! The run directory (see ARCHITECTURE.md, "The run directory"): paths, the accepted
+//! model pointer, candidates, promotion and the event log.
+//!
+//! Models are directories holding one checkpoint's sidecar and weights
+//! (`ckpt-S.json`, `ckpt-S.weights.safetensors`, `ckpt-S.ema.safetensors`), so every
+//! loader of xq-train accepts them. Pointers store paths relative to the run directory,
+//! so a run directory shared over NFS works whatever its mount point.
+
+use std::{
+    fs,
+    io::Write,
+    path::{Path, PathBuf},
+    time::{SystemTime, UNIX_EPOCH},
+};
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+
+use crate::cmd::write_atomic;
+
+/// A network in the run directory.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModelRef {
+    pub name: String,
+    /// Relative to the run directory.
+    pub path: PathBuf,
+    pub step: u64,
+    /// Unix seconds when it was written.
+    #[serde(default)]
+    pub time: u64,
+}
+
+/// An opened run directory.
+#[derive(Debug, Clone)]
+pub struct RunDir {
+    root: PathBuf,
+}
+
+pub fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
+}
+
+/// The model name of a training step: sortable by step.
+pub fn model_name(step: u64) -> String {
+    format!("s{step:010}")
+}
+
+fn copy_dir_atomic(src: &Path, dst: &Path, only: impl Fn(&str) -> bool) -> Result<()> {
+    if dst.exists() {
+        return Ok(());
+    }
+    let parent = dst.parent().context("model path has no parent")?;
+    fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
+    let tmp = parent.join(format!(
+        ".{}.{}.tmp",
+        dst.file_name()
+            .map(|n| n.to_string_lossy())
+            .unwrap_or_default(),
+        std::process::id()
+    ));
+    let _ = fs::remove_dir_all(&tmp);
+    fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+    for entry in fs::read_dir(src).with_context(|| format!("cannot read {}", src.display()))? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type()?.is_file() && only(&name) {
+            fs::copy(entry.path(), tmp.join(&name)).with_context(|| {
+                format!(
+                    "cannot copy {} to {}",
+                    entry.path().display(),
+                    tmp.display()
+                )
+            })?;
+        }
+    }
+    fs::rename(&tmp, dst)
+        .with_context(|| format!("cannot rename {} to {}", tmp.display(), dst.display()))
+}
+
+impl RunDir {
+    /// Opens (creating the layout if needed) a run directory.
+    ///
+    /// # Errors
+    /// If the directory cannot be created or written.
+    pub fn open(root: impl Into<PathBuf>) -> Result<RunDir> {
+        let run = RunDir { root: root.into() };
+        for dir in [
+            run.data_dir(),
+            run.games_dir(),
+            run.checkpoints_dir(),
+            run.candidates_dir(),
+            run.accepted_dir(),
+            run.rejected_dir(),
+            run.players_dir(),
+            run.matches_dir(),
+            run.logs_dir(),
+        ] {
+            fs::create_dir_all(&dir).with_context(|| {
+                format!(
+                    "cannot create {} (is the run directory writable?)",
+                    dir.display()
+                )
+            })?;
+        }
+        Ok(run)
+    }
+
+    /// Opens a run directory that must already exist, creating nothing: for readers such
+    /// as `xqz report`, which must work on a run they may not write to and must not turn
+    /// a mistyped path into a fresh empty run.
+    ///
+    /// # Errors
+    /// If `root` is not an existing directory.
+    pub fn existing(root: impl Into<PathBuf>) -> Result<RunDir> {
+        let root = root.into();
+        if !root.is_dir() {
+            anyhow::bail!(
+                "run directory {} does not exist (or is not a directory)",
+                root.display()
+            );
+        }
+        Ok(RunDir { root })
+    }
+
+    pub fn root(&self) -> &Path {
+        &self.root
+    }
+    pub fn data_dir(&self) -> PathBuf {
+        self.root.join("data")
+    }
+    pub fn games_dir(&self) -> PathBuf {
+        self.root.join("games")
+    }
+    pub fn checkpoints_dir(&self) -> PathBuf {
+        self.root.join("checkpoints")
+    }
+    pub fn candidates_dir(&self) -> PathBuf {
+        self.root.join("models/candidates")
+    }
+    pub fn accepted_dir(&self) -> PathBuf {
+        self.root.join("models/accepted")
+    }
+    pub fn rejected_dir(&self) -> PathBuf {
+        self.root.join("models/rejected")
+    }
+    pub fn players_dir(&self) -> PathBuf {
+        self.root.join("players")
+    }
+    pub fn matches_dir(&self) -> PathBuf {
+        self.root.join("matches")
+    }
+    pub fn logs_dir(&self) -> PathBuf {
+        self.root.join("logs")
+    }
+    pub fn events_path(&self) -> PathBuf {
+        self.root.join("events.jsonl")
+    }
+    fn pointer_path(&self) -> PathBuf {
+        self.root.join("models/accepted.json")
+    }
+
+    /// The absolute path of a model.
+    pub fn model_path(&self, m: &ModelRef) -> PathBuf {
+        self.root.join(&m.path)
+    }
+
+    /// The current accepted network, if any.
+    ///
+    /// # Errors
+    /// If the pointer exists but cannot be read or parsed.
+    pub fn accepted(&self) -> Result<Option<ModelRef>> {
+        let path = self.pointer_path();
+        match fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(serde_json::from_str(&text).with_context(|| {
+                format!("corrupt model pointer {}", path.display())
+            })?)),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+
+    /// Copies the trainer checkpoint `sidecar` (`ckpt-S.json`) into
+    /// `models/candidates/<name>/` without its optimiser state.
+    ///
+    /// # Errors
+    /// If the files cannot be copied.
+    pub fn publish_candidate(&self, sidecar: &Path, step: u64) -> Result<ModelRef> {
+        let stem = sidecar
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .with_context(|| format!("bad checkpoint path {}", sidecar.display()))?
+            .to_owned();
+        let src = sidecar.parent().context("checkpoint has no directory")?;
+        let name = model_name(step);
+        let rel = PathBuf::from("models/candidates").join(&name);
+        copy_dir_atomic(src, &self.root.join(&rel), |f| {
+            f.starts_with(&stem) && !f.contains(".optim.")
+        })?;
+        let m = ModelRef {
+            name,
+            path: rel,
+            step,
+            time: now(),
+        };
+        self.event(
+            "candidate",
+            serde_json::json!({"model": m.name, "step": step}),
+        )?;
+        Ok(m)
+    }
+
+    /// Candidates that have been neither accepted nor rejected, oldest first.
+    ///
+    /// # Errors
+    /// If the directories cannot be read.
+    pub fn pending_candidates(&self) -> Result<Vec<ModelRef>> {
+        let mut out = Vec::new();
+        let dir = self.candidates_dir();
+        for entry in fs::read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))? {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let Some(step) = name.strip_prefix('s').and_then(|s| s.parse::<u64>().ok()) else {
+                continue;
+            };
+            if !entry.file_type()?.is_dir()
+                || self.accepted_dir().join(&name).exists()
+                || self.rejected_dir().join(format!("{name}.json")).exists()
+            {
+                continue;
+            }
+            out.push(ModelRef {
+                path: PathBuf::from("models/candidates").join(&name),
+                name,
+                step,
+                time: 0,
+            });
+        }
+        out.sort_by_key(|m| m.step);
+        Ok(out)
+    }
+
+    /// Makes `candidate` the accepted network: copies it to `models/accepted/` and then
+    /// replaces the pointer atomically.
+    ///
+    /// # Errors
+    /// If the files cannot be written.
+    pub fn promote(&self, candidate: &ModelRef, details: serde_json::Value) -> Result<ModelRef> {
+        let rel = PathBuf::from("models/accepted").join(&candidate.name);
+        copy_dir_atomic(&self.model_path(candidate), &self.root.join(&rel), |_| true)?;
+        let m = ModelRef {
+            name: candidate.name.clone(),
+            path: rel,
+            step: candidate.step,
+            time: now(),
+        };
+        write_atomic(
+            &self.pointer_path(),
+            serde_json::to_string_pretty(&m)?.as_bytes(),
+        )?;
+        self.event(
+            "promote",
+            serde_json::json!({"model": m.name, "step": m.step, "details": details}),
+        )?;
+        Ok(m)
+    }
+
+    /// Records that `candidate` failed gating.
+    ///
+    /// # Errors
+    /// If the record cannot be written.
+    pub fn reject(&self, candidate: &ModelRef, details: serde_json::Value) -> Result<()> {
+        write_atomic(
+            &self.rejected_dir().join(format!("{}.json", candidate.name)),
+            serde_json::to_string_pretty(&details)?.as_bytes(),
+        )
+    }
+
+    /// Appends one event to `events.jsonl` in a single write of a whole line.
+    ///
+    /// # Errors
+    /// If the log cannot be written (a full disk, a read-only directory).
+    pub fn event(&self, kind: &str, fields: serde_json::Value) -> Result<()> {
+        let mut obj = match fields {
+            serde_json::Value::Object(m) => m,
+            other => {
+                let mut m = serde_json::Map::new();
+                m.insert("value".into(), other);
+                m
+            }
+        };
+        obj.insert("time".into(), now().into());
+        obj.insert("kind".into(), kind.into());
+        let mut line = serde_json::to_string(&obj)?;
+        line.push('\n');
+        let path = self.events_path();
+        let mut f = fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .with_context(|| format!("cannot open {}", path.display()))?;
+        f.write_all(line.as_bytes())
+            .with_context(|| format!("cannot append to {}", path.display()))
+    }
+
+    /// Every event of a kind (all when `kind` is `None`), skipping unreadable lines.
+    ///
+    /// # Errors
+    /// If the log exists but cannot be read.
+    pub fn events(&self, kind: Option<&str>) -> Result<Vec<serde_json::Value>> {
+        let path = self.events_path();
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        Ok(text
+            .lines()
+            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+            .filter(|v| kind.is_none_or(|k| v.get("kind").and_then(|x| x.as_str()) == Some(k)))
+            .collect())
+    }
+}
+
+impl RunDir {
+    /// Every event of the log (any kind), plus the 1-based numbers of the lines that are
+    /// not JSON objects (torn or corrupt), so a reader can say what it skipped. Bytes
+    /// that are not UTF-8 are replaced rather than failing the whole log.
+    ///
+    /// # Errors
+    /// If the log exists but cannot be read.
+    pub fn events_with_skipped(&self) -> Result<(Vec<serde_json::Value>, Vec<usize>)> {
+        let path = self.events_path();
+        let bytes = match fs::read(&path) {
+            Ok(b) => b,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Ok((Vec::new(), Vec::new()));
+            }
+            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+        };
+        let text = String::from_utf8_lossy(&bytes);
+        let mut events = Vec::new();
+        let mut skipped = Vec::new();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            match serde_json::from_str::<serde_json::Value>(line) {
+                Ok(v) if v.is_object() => events.push(v),
+                _ => skipped.push(i + 1),
+            }
+        }
+        Ok((events, skipped))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("xqz-rundir-{name}-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn candidates_are_published_promoted_and_rejected() {
+        let root = temp("flow");
+        let run = RunDir::open(&root).unwrap();
+        let ck = run.checkpoints_dir();
+        for f in [
+            "ckpt-0000000010.json",
+            "ckpt-0000000010.weights.safetensors",
+            "ckpt-0000000010.optim.safetensors",
+        ] {
+            fs::write(ck.join(f), f).unwrap();
+        }
+        assert_eq!(run.accepted().unwrap(), None);
+        let c = run
+            .publish_candidate(&ck.join("ckpt-0000000010.json"), 10)
+            .unwrap();
+        assert!(run.model_path(&c).join("ckpt-0000000010.json").exists());
+        assert!(
+            !run.model_path(&c)
+                .join("ckpt-0000000010.optim.safetensors")
+                .exists()
+        );
+        assert_eq!(run.pending_candidates().unwrap().len(), 1);
+        let a = run.promote(&c, serde_json::json!({})).unwrap();
+        assert_eq!(run.accepted().unwrap(), Some(a));
+        assert!(run.pending_candidates().unwrap().is_empty());
+        assert_eq!(run.events(Some("promote")).unwrap().len(), 1);
+        fs::write(ck.join("ckpt-0000000020.json"), "x").unwrap();
+        let c2 = run
+            .publish_candidate(&ck.join("ckpt-0000000020.json"), 20)
+            .unwrap();
+        run.reject(&c2, serde_json::json!({"score": 0.4})).unwrap();
+        assert!(run.pending_candidates().unwrap().is_empty());
+        fs::remove_dir_all(&root).unwrap();
+    }
+}
