@@ -61,19 +61,27 @@ pub(crate) fn verdict_with_moves(line: &Game) -> Option<f32> {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::HashSet;
+
     use rand::{Rng, SeedableRng};
     use rand_chacha::ChaCha8Rng;
-    use xq_core::Move;
+    use xq_core::{Move, Reason};
 
     use super::*;
 
     /// Plays a seeded game where each side often shuffles one piece back and forth (so
     /// repetitions happen) and otherwise plays a random legal move, checking the fast
     /// verdict against the full one at every ply.
-    fn check_game(fen: &str, seed: u64, plies: usize, repetition_count: u32) -> (usize, usize) {
+    fn check_game(
+        fen: &str,
+        seed: u64,
+        plies: usize,
+        repetition_count: u32,
+        reasons: &mut HashSet<Reason>,
+    ) -> usize {
         let mut rng = ChaCha8Rng::seed_from_u64(seed);
         let mut line = line_from(Position::from_fen(fen).unwrap(), repetition_count);
-        let (mut judged, mut checked) = (0, 0);
+        let mut checked = 0;
         for _ in 0..plies {
             let moves = line.position().legal_moves();
             let full = verdict(&line);
@@ -86,8 +94,8 @@ mod tests {
                 );
                 checked += 1;
             }
-            if full.is_some() {
-                judged += 1;
+            if let Some(o) = line.adjudicate() {
+                reasons.insert(o.reason);
             }
             if moves.is_empty() {
                 break;
@@ -102,7 +110,7 @@ mod tests {
             let m = back.unwrap_or_else(|| moves[rng.random_range(0..moves.len())]);
             line.play_unchecked(m);
         }
-        (judged, checked)
+        checked
     }
 
     #[test]
@@ -117,20 +125,26 @@ mod tests {
             // No attacking material: drawn on sight.
             "4k4/4a4/9/9/9/9/9/9/4A4/3K5 w - - 0 1",
         ];
-        let (mut judged, mut checked) = (0, 0);
+        let mut reasons = HashSet::new();
+        let mut checked = 0;
         for (i, fen) in fens.iter().enumerate() {
             for seed in 0..6 {
                 for rc in [2, 3] {
-                    let (j, c) = check_game(fen, seed * 31 + i as u64, 160, rc);
-                    judged += j;
-                    checked += c;
+                    checked += check_game(fen, seed * 31 + i as u64, 160, rc, &mut reasons);
                 }
             }
         }
         assert!(checked > 1000, "only {checked} plies checked");
+        // Every trigger of the fast path is exercised.
+        for r in [Reason::MoveLimit, Reason::InsufficientMaterial] {
+            assert!(reasons.contains(&r), "{r} never happened: {reasons:?}");
+        }
         assert!(
-            judged > 20,
-            "only {judged} verdicts: the test does not reach the rules"
+            reasons.iter().any(|r| matches!(
+                r,
+                Reason::RepetitionDraw | Reason::PerpetualCheck | Reason::PerpetualChase
+            )),
+            "no repetition verdict: {reasons:?}"
         );
     }
 }
