@@ -8,7 +8,14 @@
 //! - A Gumbel root search (sequential halving, completed-Q policy targets) selectable
 //!   through [`RootAlgorithm::Gumbel`].
 //! - Terminal and repetition nodes are scored by the rules core ([`xq_core::Game`]'s
-//!   CXA adjudication), never by the network.
+//!   CXA adjudication), never by the network; a repetition in the tree is judged at its
+//!   first recurrence ([`SearchParams::repetition_count`]). Exact results propagate
+//!   (MCTS-solver): a node with a winning move, or whose moves are all decided, is
+//!   proven and no longer searched below, so short mates are found and kept.
+//! - Nodes live in an index arena (16 bytes of selection statistics plus 20 of links,
+//!   [`NODE_BYTES`]); a node's children are created together when it is evaluated,
+//!   from the legal moves generated once when it was reached. Tree reuse compacts the
+//!   kept subtree into a second arena, so memory follows the live tree.
 //! - Two ways to drive it: [`Search::run`] with an evaluator, or the step form
 //!   [`Search::select_leaves`] / [`Search::apply`] for a server that batches leaves of
 //!   many games into one evaluator call.
