@@ -14,7 +14,7 @@
 use std::time::Instant;
 
 use xq_core::{Game, Position};
-use xq_mcts::{Search, SearchParams};
+use xq_mcts::{RootAlgorithm, Search, SearchParams};
 use xq_nn::UniformEvaluator;
 
 const REPEATS: usize = 7;
@@ -33,54 +33,66 @@ fn main() {
     // (visits per search, searches per repetition)
     let budgets = [(800u32, 50usize), (20_000, 1)];
     for (visits, searches) in budgets {
-        for batch in [1usize, 16] {
-            for (name, pos) in &positions {
-                let params = SearchParams {
-                    batch_size: batch,
-                    early_stop: false,
-                    ..SearchParams::default()
-                };
-                // One search object, as a self-play game keeps one: the warm-up run
-                // grows the arena, later runs reuse its memory (set_game drops the
-                // tree, not the capacity), the steady state of self-play.
-                let game = Game::new(pos.clone());
-                let mut search = Search::new(params, &game, 1).expect("valid params");
-                search
-                    .run(&mut UniformEvaluator, visits)
-                    .expect("search runs");
-                let mut rates = Vec::with_capacity(REPEATS);
-                let mut wall_rates = Vec::with_capacity(REPEATS);
-                for _ in 0..REPEATS {
-                    let mut playouts = 0u64;
-                    let cpu = cpu_time();
-                    let t = Instant::now();
-                    for _ in 0..searches {
-                        search.set_game(&game);
-                        let r = search
-                            .run(&mut UniformEvaluator, visits)
-                            .expect("search runs");
-                        playouts += r.playouts as u64;
-                        std::hint::black_box(&r);
+        for algorithm in [RootAlgorithm::Puct, RootAlgorithm::Gumbel] {
+            for batch in [1usize, 16] {
+                for (name, pos) in &positions {
+                    if algorithm == RootAlgorithm::Gumbel && (visits > 800 || *name != "startpos") {
+                        continue;
                     }
-                    let wall = t.elapsed().as_secs_f64();
-                    let busy = match (cpu, cpu_time()) {
-                        (Some(a), Some(b)) if b > a => b - a,
-                        _ => wall,
+                    let params = SearchParams {
+                        algorithm,
+                        batch_size: batch,
+                        early_stop: false,
+                        ..SearchParams::default()
                     };
-                    rates.push(playouts as f64 / busy);
-                    wall_rates.push(playouts as f64 / wall);
+                    let (rate, wall) = measure(params, pos, visits, searches);
+                    println!(
+                        "mcts {:<6} {visits:>5} visits  batch {batch:>2}  {name:<10}  {rate:>8.0} sims/s per core \
+                         ({wall:>8.0} wall), median of {REPEATS}",
+                        format!("{algorithm:?}").to_lowercase(),
+                    );
                 }
-                rates.sort_by(f64::total_cmp);
-                wall_rates.sort_by(f64::total_cmp);
-                println!(
-                    "mcts {visits:>5} visits  batch {batch:>2}  {name:<10}  {:>8.0} sims/s per core \
-                     ({:>8.0} wall), median of {REPEATS}",
-                    rates[REPEATS / 2],
-                    wall_rates[REPEATS / 2]
-                );
             }
         }
     }
+}
+
+/// Median simulations per second (per core, and wall clock) over `REPEATS` rounds of
+/// `searches` searches of `visits` visits each.
+fn measure(params: SearchParams, pos: &Position, visits: u32, searches: usize) -> (f64, f64) {
+    // One search object, as a self-play game keeps one: the warm-up run grows the
+    // arena, later runs reuse its memory (set_game drops the tree, not the capacity),
+    // the steady state of self-play.
+    let game = Game::new(pos.clone());
+    let mut search = Search::new(params, &game, 1).expect("valid params");
+    search
+        .run(&mut UniformEvaluator, visits)
+        .expect("search runs");
+    let mut rates = Vec::with_capacity(REPEATS);
+    let mut wall_rates = Vec::with_capacity(REPEATS);
+    for _ in 0..REPEATS {
+        let mut playouts = 0u64;
+        let cpu = cpu_time();
+        let t = Instant::now();
+        for _ in 0..searches {
+            search.set_game(&game);
+            let r = search
+                .run(&mut UniformEvaluator, visits)
+                .expect("search runs");
+            playouts += r.playouts as u64;
+            std::hint::black_box(&r);
+        }
+        let wall = t.elapsed().as_secs_f64();
+        let busy = match (cpu, cpu_time()) {
+            (Some(a), Some(b)) if b > a => b - a,
+            _ => wall,
+        };
+        rates.push(playouts as f64 / busy);
+        wall_rates.push(playouts as f64 / wall);
+    }
+    rates.sort_by(f64::total_cmp);
+    wall_rates.sort_by(f64::total_cmp);
+    (rates[REPEATS / 2], wall_rates[REPEATS / 2])
 }
 
 /// CPU time of this thread in seconds (Linux); `None` elsewhere.
