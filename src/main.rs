@@ -47,6 +47,8 @@ enum Command {
     Export(cmd::export::Args),
     /// Write a self-contained HTML report of a training run (Elo, losses, self-play, games).
     Report(cmd::report::Args),
+    /// Train the run's network on its self-play data (paced) or on PGN game records.
+    Train(cmd::train::Args),
 }
 
 fn main() -> ExitCode {
@@ -79,6 +81,7 @@ fn main() -> ExitCode {
         Command::Ucci(args) => cmd::ucci::run(args),
         Command::Export(args) => cmd::export::run(args),
         Command::Report(args) => cmd::report::run(args),
+        Command::Train(args) => cmd::train::run(args),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -11,6 +11,7 @@ pub mod report;
 pub mod selfplay;
 pub mod status;
 pub mod tournament;
+pub mod train;
 pub mod ucci;
 
 use anyhow::{Context, Result};

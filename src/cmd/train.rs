@@ -1,0 +1,777 @@
+//! `xqz train`: trains the run's network on its self-play data (paced to the data, as
+//! KataGo does) and/or on PGN game records, resuming exactly from the newest
+//! checkpoint; and [`TrainSession`], the same loop as a library for `xqz run`.
+//!
+//! # Data streams
+//! Two sample streams feed the trainer, each a pure function of (seed, step, window)
+//! (see xq-data's `batch` module):
+//! - the **supervised** stream over PGN records (`--pgn`, or `[train.pretrain]` for the
+//!   first `steps` steps of a new run), with a held-out split by game hash whose top-1
+//!   move-prediction accuracy is logged as `holdout/policy_top1`;
+//! - the **self-play** stream over the replay window of `RUN/data`.
+//!
+//! Both cursors, the self-play window's manifest and the pre-training target are stored
+//! in every checkpoint's sidecar (`data_cursor`), so a process killed at any moment and
+//! started again continues from the last checkpoint with the same batches.
+//!
+//! # Pacing
+//! The self-play stream takes at most `samples_per_position` samples per position in
+//! the data directory: with `P` positions written, steps stop once
+//! `samples + batch_size > P × samples_per_position`, and [`TrainTarget::Paced`] returns
+//! (the run loop then plays more games) while [`TrainTarget::Steps`] polls for new data.
+
+mod config;
+
+use std::{
+    path::PathBuf,
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use xq_data::{
+    Batch, BatchConfig, ChunkMeta, DataCursor, PrefetchConfig, Prefetcher, SplitConfig, Window,
+    WindowLoader, WindowManifest, assemble_range, load_pgn_files,
+};
+use xq_train::{HostBatch, Progress, StepStats, Trainer};
+
+#[allow(unused_imports, reason = "the run loop (xqz run) names these types")]
+pub use config::{DataSection, PretrainSection, TrainSection, WindowSection};
+
+use crate::rundir::{ModelRef, RunDir};
+
+/// How far one call of [`TrainSession::train`] goes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TrainTarget {
+    /// Take this many more steps, waiting (polling every second) for self-play data when
+    /// the pacing or `min_positions` holds training back.
+    Steps(u64),
+    /// Train as far as the pacing allows now (at most `max_steps` more steps when
+    /// given), then return instead of waiting: for a run loop that interleaves
+    /// self-play.
+    Paced { max_steps: Option<u64> },
+}
+
+/// Why a call of [`TrainSession::train`] returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StopReason {
+    /// The target's steps were taken.
+    Target,
+    /// The pacing (or `min_positions`) needs more self-play data first.
+    NeedData,
+    /// The stop flag was raised.
+    Stopped,
+}
+
+/// Where training stands after a call.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct TrainProgress {
+    /// Optimiser steps of the run so far.
+    pub step: u64,
+    /// Steps taken by this call.
+    pub steps_taken: u64,
+    /// Training samples consumed by the run (both streams).
+    pub samples: u64,
+    /// Self-play samples consumed (the pacing's numerator).
+    pub selfplay_samples: u64,
+    /// Positions in the run's data directory at the last look.
+    pub positions: u64,
+    /// Positions in the current self-play window (0 before the first).
+    pub window: u64,
+    /// The newest checkpoint's sidecar, if one exists.
+    pub checkpoint: Option<PathBuf>,
+    /// Candidates published by this call.
+    pub candidates: Vec<ModelRef>,
+    /// The last held-out top-1 accuracy, when there is a held-out split.
+    pub holdout_top1: Option<f64>,
+    pub reason: StopReason,
+}
+
+/// Held-out evaluation result.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize)]
+pub struct HoldoutStats {
+    pub positions: u64,
+    pub policy_top1: f64,
+    pub policy_loss: f64,
+    pub value_loss: f64,
+    /// Expected top-1 accuracy of a uniform guess over the legal moves.
+    pub uniform_top1: f64,
+}
+
+/// What the checkpoint sidecar's `data_cursor` holds for this command.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct SavedData {
+    /// Steps of supervised pre-training the run started with.
+    #[serde(default)]
+    pretrain_steps: u64,
+    #[serde(default)]
+    supervised: Option<DataCursor>,
+    #[serde(default)]
+    selfplay: Option<DataCursor>,
+    #[serde(default)]
+    manifest: Option<WindowManifest>,
+}
+
+/// The PGN records, split.
+struct Supervised {
+    train: Arc<Window>,
+    held_out: Window,
+    prefetcher: Option<Prefetcher>,
+}
+
+/// The self-play side: the loader of `RUN/data`, the window in use and its stream.
+struct SelfplayData {
+    loader: WindowLoader,
+    window: Option<Arc<Window>>,
+    prefetcher: Option<Prefetcher>,
+    /// Positions in the data directory at the last refresh.
+    positions: u64,
+    window_step: u64,
+}
+
+/// Sums over the current `train` event interval.
+struct EventInterval {
+    steps: u64,
+    samples: u64,
+    sums: [f64; 6],
+    started: Instant,
+    waited: Duration,
+}
+
+impl EventInterval {
+    fn new() -> EventInterval {
+        EventInterval {
+            steps: 0,
+            samples: 0,
+            sums: [0.0; 6],
+            started: Instant::now(),
+            waited: Duration::ZERO,
+        }
+    }
+}
+
+/// A trainer bound to a run directory, kept open across calls so the run loop can
+/// alternate training and self-play without reloading the network.
+pub struct TrainSession {
+    run: RunDir,
+    cfg: TrainSection,
+    trainer: Trainer,
+    saved: SavedData,
+    /// Train only on PGN records (`xqz train --pgn`), never on self-play data.
+    supervised_only: bool,
+    supervised: Option<Supervised>,
+    selfplay: SelfplayData,
+    last_saved: Option<(u64, PathBuf)>,
+    last_candidate: u64,
+    interval: EventInterval,
+    holdout_top1: Option<f64>,
+}
+
+impl std::fmt::Debug for TrainSession {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TrainSession")
+            .field("run", &self.run)
+            .field("step", &self.trainer.step_count())
+            .finish_non_exhaustive()
+    }
+}
+
+fn chunk_meta() -> ChunkMeta {
+    ChunkMeta {
+        encoding_version: xq_nn::encode::ENCODING_VERSION,
+        policy_index_version: xq_nn::policy::POLICY_INDEX_VERSION,
+        creator: format!("xqz train {}", env!("CARGO_PKG_VERSION")),
+        seed: 0,
+    }
+}
+
+fn load_supervised(
+    files: &[PathBuf],
+    held_out_permille: u32,
+    log: &mut dyn FnMut(&str),
+) -> Result<Supervised> {
+    let split = SplitConfig {
+        held_out_permille,
+        salt: 0,
+    };
+    let (data, skipped) =
+        load_pgn_files(files, &chunk_meta(), &split).context("cannot load PGN records")?;
+    for s in skipped.iter().take(5) {
+        log(&format!("warning: skipped a game: {s}"));
+    }
+    if skipped.len() > 5 {
+        log(&format!("warning: skipped {} games in all", skipped.len()));
+    }
+    let train = Window::from_chunk("pgn-train", data.train);
+    let held_out = Window::from_chunk("pgn-held-out", data.held_out);
+    if train.is_empty() {
+        bail!(
+            "the PGN files hold no trainable positions ({} games skipped)",
+            skipped.len()
+        );
+    }
+    log(&format!(
+        "PGN records: {} training positions, {} held-out positions",
+        train.len(),
+        held_out.len()
+    ));
+    Ok(Supervised {
+        train: Arc::new(train),
+        held_out,
+        prefetcher: None,
+    })
+}
+
+impl TrainSession {
+    /// Opens the run's trainer: resumes from the newest checkpoint in `RUN/checkpoints`
+    /// (its data cursors and window manifest included) or starts a new network.
+    /// `pgn` (non-empty) trains on those records only, as `xqz train --pgn` does;
+    /// otherwise the run's self-play data is used, after `[train.pretrain]` on a new run.
+    ///
+    /// # Errors
+    /// A checkpoint that contradicts the config, unreadable PGN files, an unwritable run.
+    pub fn open(
+        run: &RunDir,
+        cfg: &TrainSection,
+        pgn: &[PathBuf],
+        progress: Progress,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<TrainSession> {
+        let fresh = xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())?.is_empty();
+        let mut trainer = Trainer::open(run.root(), cfg.trainer.clone())
+            .with_context(|| format!("cannot open the trainer of {}", run.root().display()))?;
+        trainer.set_progress(progress);
+        let mut saved: SavedData = match trainer.data_cursor() {
+            Some(v) => serde_json::from_value(v.clone()).unwrap_or_else(|e| {
+                log(&format!(
+                    "warning: ignoring the checkpoint's data cursor ({e})"
+                ));
+                SavedData::default()
+            }),
+            None => SavedData::default(),
+        };
+        let supervised_only = !pgn.is_empty();
+        let supervised = if supervised_only {
+            let permille = cfg
+                .data
+                .pretrain
+                .as_ref()
+                .map_or(50, |p| p.held_out_permille);
+            Some(load_supervised(pgn, permille, log)?)
+        } else if let Some(p) = &cfg.data.pretrain {
+            if fresh {
+                saved.pretrain_steps = p.steps;
+            }
+            Some(load_supervised(&p.pgn, p.held_out_permille, log)?)
+        } else {
+            None
+        };
+        let mut loader = WindowLoader::new(run.data_dir(), cfg.data.window.size());
+        loader.log_warnings = false;
+        let mut selfplay = SelfplayData {
+            loader,
+            window: None,
+            prefetcher: None,
+            positions: 0,
+            window_step: trainer.step_count(),
+        };
+        if !supervised_only && let Some(m) = &saved.manifest {
+            match selfplay.loader.load_manifest(m) {
+                Ok(w) => selfplay.window = Some(Arc::new(w)),
+                Err(e) => log(&format!(
+                    "warning: the saved replay window cannot be rebuilt ({e}); using the newest data"
+                )),
+            }
+        }
+        let step = trainer.step_count();
+        let last_saved = xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())?
+            .pop()
+            .filter(|(s, _)| *s == step);
+        Ok(TrainSession {
+            run: run.clone(),
+            cfg: cfg.clone(),
+            last_candidate: step,
+            trainer,
+            saved,
+            supervised_only,
+            supervised,
+            selfplay,
+            last_saved,
+            interval: EventInterval::new(),
+            holdout_top1: None,
+        })
+    }
+
+    /// Optimiser steps of the run so far.
+    #[allow(dead_code, reason = "for the run loop (xqz run)")]
+    pub fn step(&self) -> u64 {
+        self.trainer.step_count()
+    }
+
+    fn batch_config(&self, seed: u64) -> BatchConfig {
+        BatchConfig {
+            batch_size: self.cfg.data.batch_size,
+            encoder: self.cfg.trainer.net.encoder(),
+            mirror: self.cfg.data.mirror,
+            seed,
+        }
+    }
+
+    fn prefetch_config(&self) -> PrefetchConfig {
+        PrefetchConfig {
+            depth: self.cfg.data.prefetch,
+            threads: self.cfg.data.data_threads,
+        }
+    }
+
+    fn in_pretrain(&self) -> bool {
+        self.supervised_only || self.trainer.step_count() < self.saved.pretrain_steps
+    }
+
+    /// The next supervised batch.
+    fn supervised_batch(&mut self) -> Result<Batch> {
+        let bcfg = self.batch_config(self.cfg.trainer.seed ^ 0x5eed_0001);
+        let pcfg = self.prefetch_config();
+        let sup = self.supervised.as_mut().context("no PGN records loaded")?;
+        if sup.prefetcher.is_none() {
+            let cursor = match self.saved.supervised {
+                Some(c) => DataCursor {
+                    window_fingerprint: sup.train.fingerprint(),
+                    ..c
+                },
+                None => DataCursor::start(bcfg.seed, &sup.train),
+            };
+            sup.prefetcher = Some(Prefetcher::new(Arc::clone(&sup.train), bcfg, cursor, pcfg)?);
+        }
+        let p = sup
+            .prefetcher
+            .as_mut()
+            .context("no supervised prefetcher")?;
+        let before = p.wait_time();
+        let batch = p.next_batch()?;
+        self.interval.waited += p.wait_time() - before;
+        self.saved.supervised = Some(p.cursor());
+        Ok(batch)
+    }
+
+    /// Rescans `RUN/data`; adopts the new window when `adopt` (or when there is none).
+    fn refresh(&mut self, adopt: bool, log: &mut dyn FnMut(&str)) -> Result<()> {
+        let (window, report) = self
+            .selfplay
+            .loader
+            .refresh()
+            .with_context(|| format!("cannot read {}", self.run.data_dir().display()))?;
+        for e in &report.skipped {
+            log(&format!("warning: skipping {e}"));
+        }
+        self.selfplay.positions = report.total_records;
+        let changed = self
+            .selfplay
+            .window
+            .as_ref()
+            .is_none_or(|w| w.fingerprint() != window.fingerprint());
+        if (adopt || self.selfplay.window.is_none()) && changed && !window.is_empty() {
+            self.selfplay.window = Some(Arc::new(window));
+            self.selfplay.prefetcher = None;
+            self.selfplay.window_step = self.trainer.step_count();
+        }
+        Ok(())
+    }
+
+    /// Whether the pacing and `min_positions` allow another self-play step.
+    fn selfplay_allowed(&self) -> bool {
+        let d = &self.cfg.data;
+        let used = self.saved.selfplay.map_or(0, |c| c.samples);
+        self.selfplay.positions >= d.min_positions.max(1)
+            && self.selfplay.window.is_some()
+            && (used + d.batch_size as u64) as f64
+                <= self.selfplay.positions as f64 * d.samples_per_position
+    }
+
+    fn selfplay_batch(&mut self) -> Result<Batch> {
+        let bcfg = self.batch_config(self.cfg.trainer.seed ^ 0x5eed_0002);
+        let pcfg = self.prefetch_config();
+        let window = Arc::clone(
+            self.selfplay
+                .window
+                .as_ref()
+                .context("no self-play window")?,
+        );
+        if self.selfplay.prefetcher.is_none() {
+            // A new window continues the stream's step count under its own fingerprint.
+            let cursor = match self.saved.selfplay {
+                Some(c) => DataCursor {
+                    window_fingerprint: window.fingerprint(),
+                    ..c
+                },
+                None => DataCursor::start(bcfg.seed, &window),
+            };
+            self.selfplay.prefetcher =
+                Some(Prefetcher::new(Arc::clone(&window), bcfg, cursor, pcfg)?);
+            self.saved.manifest = Some(window.manifest());
+            self.trainer.set_window_size(window.len());
+        }
+        let p = self
+            .selfplay
+            .prefetcher
+            .as_mut()
+            .context("no self-play prefetcher")?;
+        let before = p.wait_time();
+        let batch = p.next_batch()?;
+        self.interval.waited += p.wait_time() - before;
+        self.saved.selfplay = Some(p.cursor());
+        Ok(batch)
+    }
+
+    /// Trains towards `target`; checks `stop` between steps. Saves a checkpoint before
+    /// returning (when steps were taken since the last), so the run loop can hand the
+    /// machine to self-play and a kill loses nothing.
+    ///
+    /// # Errors
+    /// Unreadable data directory, a diverged loss, unwritable checkpoints or events.
+    pub fn train(
+        &mut self,
+        target: TrainTarget,
+        stop: &AtomicBool,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<TrainProgress> {
+        let start = self.trainer.step_count();
+        let limit = match target {
+            TrainTarget::Steps(n) => Some(n),
+            TrainTarget::Paced { max_steps } => max_steps,
+        };
+        let mut candidates = Vec::new();
+        let mut waiting_logged = false;
+        self.interval = EventInterval::new();
+        let reason = loop {
+            if stop.load(Ordering::Relaxed) {
+                break StopReason::Stopped;
+            }
+            if limit.is_some_and(|n| self.trainer.step_count() - start >= n) {
+                break StopReason::Target;
+            }
+            let supervised = self.in_pretrain();
+            let batch = if supervised {
+                self.supervised_batch()?
+            } else {
+                let step = self.trainer.step_count();
+                let due =
+                    step.saturating_sub(self.selfplay.window_step) >= self.cfg.data.refresh_every;
+                if due || self.selfplay.window.is_none() {
+                    self.refresh(true, log)?;
+                }
+                if !self.selfplay_allowed() {
+                    self.refresh(false, log)?;
+                }
+                if !self.selfplay_allowed() {
+                    if matches!(target, TrainTarget::Paced { .. }) {
+                        break StopReason::NeedData;
+                    }
+                    if !waiting_logged {
+                        log(&format!(
+                            "waiting for self-play data ({} positions; min_positions {}, samples_per_position {})",
+                            self.selfplay.positions,
+                            self.cfg.data.min_positions,
+                            self.cfg.data.samples_per_position
+                        ));
+                        waiting_logged = true;
+                    }
+                    // Sleep in short slices so the stop flag is seen quickly.
+                    for _ in 0..10 {
+                        if stop.load(Ordering::Relaxed) {
+                            break;
+                        }
+                        std::thread::sleep(Duration::from_millis(100));
+                    }
+                    continue;
+                }
+                waiting_logged = false;
+                self.selfplay_batch()?
+            };
+            let stats = {
+                let host = HostBatch::from_data(&batch)?;
+                self.trainer.step(&host)?
+            };
+            self.recycle(batch, supervised);
+            self.after_step(&stats, supervised, &mut candidates, log)?;
+        };
+        let step = self.trainer.step_count();
+        if self.last_saved.as_ref().is_none_or(|(s, _)| *s != step) && step > 0 {
+            self.save()?;
+        }
+        Ok(TrainProgress {
+            step,
+            steps_taken: step - start,
+            samples: self.trainer.samples_seen(),
+            selfplay_samples: self.saved.selfplay.map_or(0, |c| c.samples),
+            positions: self.selfplay.positions,
+            window: self.selfplay.window.as_ref().map_or(0, |w| w.len()),
+            checkpoint: self.last_saved.as_ref().map(|(_, p)| p.clone()),
+            candidates,
+            holdout_top1: self.holdout_top1,
+            reason,
+        })
+    }
+
+    /// The stream that produced `batch` takes its buffers back.
+    fn recycle(&mut self, batch: Batch, supervised: bool) {
+        if supervised {
+            if let Some(p) = self.supervised.as_ref().and_then(|s| s.prefetcher.as_ref()) {
+                p.recycle(batch);
+            }
+        } else if let Some(p) = &self.selfplay.prefetcher {
+            p.recycle(batch);
+        }
+    }
+
+    fn save(&mut self) -> Result<PathBuf> {
+        self.trainer
+            .set_data_cursor(serde_json::to_value(&self.saved)?);
+        let path = self
+            .trainer
+            .save_checkpoint()
+            .context("cannot write a checkpoint")?;
+        self.last_saved = Some((self.trainer.step_count(), path.clone()));
+        Ok(path)
+    }
+
+    fn after_step(
+        &mut self,
+        s: &StepStats,
+        supervised: bool,
+        candidates: &mut Vec<ModelRef>,
+        log: &mut dyn FnMut(&str),
+    ) -> Result<()> {
+        let d = self.cfg.data.clone();
+        let step = s.step;
+        let iv = &mut self.interval;
+        iv.steps += 1;
+        iv.samples += s.samples as u64;
+        for (sum, v) in iv.sums.iter_mut().zip([
+            s.total_loss,
+            s.policy_loss,
+            s.value_loss,
+            s.policy_accuracy,
+            s.value_accuracy,
+            s.grad_norm,
+        ]) {
+            *sum += v;
+        }
+        if d.event_every > 0 && step.is_multiple_of(d.event_every) {
+            let n = iv.steps.max(1) as f64;
+            let wall = iv.started.elapsed().as_secs_f64().max(1e-9);
+            let m = iv.sums.map(|x| x / n);
+            self.run.event(
+                "train",
+                json!({
+                    "step": step,
+                    "samples": self.trainer.samples_seen(),
+                    "policy_loss": m[1],
+                    "value_loss": m[2],
+                    "total_loss": m[0],
+                    "policy_accuracy": m[3],
+                    "value_accuracy": m[4],
+                    "lr": s.lr,
+                    "grad_norm": m[5],
+                    "samples_per_second": iv.samples as f64 / wall,
+                    "window": self.selfplay.window.as_ref().map_or(0, |w| w.len()),
+                    "data_wait_share": (iv.waited.as_secs_f64() / wall).min(1.0),
+                    "phase": if supervised { "supervised" } else { "selfplay" },
+                }),
+            )?;
+            self.interval = EventInterval::new();
+        }
+        let pretrain_done = !self.supervised_only
+            && self.saved.pretrain_steps > 0
+            && step == self.saved.pretrain_steps;
+        let holdout_due = d.holdout_every > 0 && step.is_multiple_of(d.holdout_every);
+        if (holdout_due || pretrain_done)
+            && self
+                .supervised
+                .as_ref()
+                .is_some_and(|s| !s.held_out.is_empty())
+        {
+            let h = self.holdout()?;
+            log(&format!(
+                "step {step}: held-out top-1 {:.3} (uniform {:.3}) policy loss {:.3} on {} positions",
+                h.policy_top1, h.uniform_top1, h.policy_loss, h.positions
+            ));
+        }
+        if self.trainer.checkpoint_due() {
+            self.save()?;
+        }
+        if (d.candidate_every > 0 && step.is_multiple_of(d.candidate_every) || pretrain_done)
+            && step > self.last_candidate
+        {
+            let path = match &self.last_saved {
+                Some((s, p)) if *s == step => p.clone(),
+                _ => self.save()?,
+            };
+            let m = self.run.publish_candidate(&path, step)?;
+            log(&format!("candidate {} published", m.name));
+            self.last_candidate = step;
+            candidates.push(m);
+        }
+        Ok(())
+    }
+
+    /// Loss and top-1 move-prediction accuracy of the EMA network on the held-out PGN
+    /// split (its first `holdout_max` positions), logged to TensorBoard as `holdout/*`.
+    ///
+    /// # Errors
+    /// No held-out split, or a failed forward pass.
+    pub fn holdout(&mut self) -> Result<HoldoutStats> {
+        let sup = self
+            .supervised
+            .as_ref()
+            .context("no PGN records: no held-out split")?;
+        let window = &sup.held_out;
+        let n = window.len().min(self.cfg.data.holdout_max.max(1));
+        if n == 0 {
+            bail!("the held-out split is empty");
+        }
+        let encoder = self.cfg.trainer.net.encoder();
+        let size = self.cfg.data.batch_size as u64;
+        let mut batch = Batch::new(self.cfg.data.batch_size, &encoder);
+        let (mut top1, mut pl, mut vl, mut uniform) = (0.0, 0.0, 0.0, 0.0);
+        let mut start = 0;
+        while start < n {
+            let end = (start + size).min(n);
+            assemble_range(window, &encoder, start..end, &mut batch)?;
+            let host = HostBatch::from_data(&batch)?;
+            let e = self.trainer.evaluate(&host)?;
+            let k = e.samples as f64;
+            top1 += e.policy_accuracy * k;
+            pl += e.policy_loss * k;
+            vl += e.value_loss * k;
+            for row in batch.legal.rows() {
+                let legal = row.iter().filter(|&&x| x != 0).count().max(1);
+                uniform += 1.0 / legal as f64;
+            }
+            start = end;
+        }
+        let nf = n as f64;
+        let h = HoldoutStats {
+            positions: n,
+            policy_top1: top1 / nf,
+            policy_loss: pl / nf,
+            value_loss: vl / nf,
+            uniform_top1: uniform / nf,
+        };
+        self.trainer
+            .log_scalar("holdout/policy_top1", h.policy_top1)?;
+        self.trainer
+            .log_scalar("holdout/policy_loss", h.policy_loss)?;
+        self.trainer
+            .log_scalar("holdout/value_loss", h.value_loss)?;
+        self.holdout_top1 = Some(h.policy_top1);
+        Ok(h)
+    }
+}
+
+/// Opens the run's trainer, trains towards `target` and returns: one call of
+/// [`TrainSession::open`] and [`TrainSession::train`], for callers that do not keep a
+/// session between calls.
+///
+/// # Errors
+/// As [`TrainSession::open`] and [`TrainSession::train`].
+#[allow(dead_code, reason = "for the run loop (xqz run)")]
+pub fn train_until(
+    run: &RunDir,
+    cfg: &TrainSection,
+    target: TrainTarget,
+    stop: &AtomicBool,
+    log: &mut dyn FnMut(&str),
+) -> Result<TrainProgress> {
+    let mut session = TrainSession::open(run, cfg, &[], Progress::Off, log)?;
+    session.train(target, stop, log)
+}
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// Run directory: data from DIR/data, checkpoints in DIR/checkpoints.
+    #[arg(long, value_name = "DIR")]
+    run: PathBuf,
+    /// Config file whose [train] section is used (default: DIR/config.toml if it
+    /// exists, else the built-in defaults).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+    /// Optimiser steps to take in this invocation (default: as far as the pacing allows
+    /// on self-play data; `[train.pretrain] steps` or 1000 with --pgn).
+    #[arg(long, value_name = "N")]
+    steps: Option<u64>,
+    /// Train on these PGN files (ICCS moves) instead of the run's self-play data.
+    #[arg(long, value_name = "FILE", num_args = 1..)]
+    pgn: Vec<PathBuf>,
+    /// Plain log lines even on a terminal.
+    #[arg(long)]
+    log_lines: bool,
+    /// No progress output, only the summary.
+    #[arg(long, conflicts_with = "log_lines")]
+    quiet: bool,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let config_path = args
+        .config
+        .clone()
+        .or_else(|| Some(args.run.join("config.toml")).filter(|p| p.is_file()));
+    let cfg = match &config_path {
+        Some(p) => TrainSection::from_file(p)?,
+        None => TrainSection::default(),
+    };
+    let run = RunDir::open(&args.run)?;
+    let progress = if args.quiet {
+        Progress::Off
+    } else if args.log_lines {
+        Progress::Lines
+    } else {
+        Progress::Auto
+    };
+    let quiet = args.quiet;
+    let mut log = |line: &str| {
+        if !quiet {
+            eprintln!("{line}");
+        }
+    };
+    let mut session = TrainSession::open(&run, &cfg, &args.pgn, progress, &mut log)?;
+    let target = match (args.steps, args.pgn.is_empty()) {
+        (Some(n), _) => TrainTarget::Steps(n),
+        (None, false) => TrainTarget::Steps(cfg.data.pretrain.as_ref().map_or(1000, |p| p.steps)),
+        (None, true) => TrainTarget::Paced { max_steps: None },
+    };
+    let stop = AtomicBool::new(false);
+    let p = session.train(target, &stop, &mut log)?;
+    if session
+        .supervised
+        .as_ref()
+        .is_some_and(|s| !s.held_out.is_empty())
+    {
+        let h = session.holdout()?;
+        println!(
+            "held-out top-1 {:.4} (uniform baseline {:.4}) policy loss {:.4} on {} positions",
+            h.policy_top1, h.uniform_top1, h.policy_loss, h.positions
+        );
+    }
+    if p.reason == StopReason::NeedData {
+        println!(
+            "stopped for more self-play data: {} positions, {} self-play samples trained",
+            p.positions, p.selfplay_samples
+        );
+    }
+    println!(
+        "step {} ({} this run), {} samples",
+        p.step, p.steps_taken, p.samples
+    );
+    match &p.checkpoint {
+        Some(path) => println!("checkpoint {}", path.display()),
+        None => println!("no checkpoint written (no steps taken)"),
+    }
+    Ok(())
+}

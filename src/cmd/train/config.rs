@@ -1,0 +1,420 @@
+//! The `[train]` section of a run config: the trainer's settings (`xq_train::TrainConfig`,
+//! same keys) plus what the data side of training needs (batch size, replay window,
+//! pacing, candidates, supervised pre-training, held-out evaluation).
+//!
+//! Every key is optional. An unknown key is an error that names it
+//! (`[train] unknown key "lerning_rate"`), so a typo never silently falls back to a
+//! default.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use xq_data::WindowSize;
+use xq_train::TrainConfig;
+
+/// The replay window (`[train.window]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
+pub enum WindowSection {
+    /// The newest `size` positions.
+    Fixed { size: u64 },
+    /// KataGo's power law (see xq-data's `window` module): all data up to `min_rows`,
+    /// then sub-linear growth; `max_rows = 0` means no cap.
+    PowerLaw {
+        #[serde(default = "default_min_rows")]
+        min_rows: u64,
+        #[serde(default = "default_expand")]
+        expand_per_row: f64,
+        #[serde(default = "default_exponent")]
+        exponent: f64,
+        #[serde(default)]
+        max_rows: u64,
+    },
+}
+
+fn default_min_rows() -> u64 {
+    20_000
+}
+fn default_expand() -> f64 {
+    0.4
+}
+fn default_exponent() -> f64 {
+    0.65
+}
+
+impl Default for WindowSection {
+    /// The power law with `min_rows` lowered to 20,000 (KataGo uses 250,000 for a
+    /// cluster; a CPU run produces far less data).
+    fn default() -> Self {
+        WindowSection::PowerLaw {
+            min_rows: default_min_rows(),
+            expand_per_row: default_expand(),
+            exponent: default_exponent(),
+            max_rows: 0,
+        }
+    }
+}
+
+impl WindowSection {
+    /// The xq-data window rule.
+    pub fn size(&self) -> WindowSize {
+        match *self {
+            WindowSection::Fixed { size } => WindowSize::Fixed(size),
+            WindowSection::PowerLaw {
+                min_rows,
+                expand_per_row,
+                exponent,
+                max_rows,
+            } => WindowSize::PowerLaw {
+                min_rows,
+                expand_per_row,
+                exponent,
+                max_rows: (max_rows > 0).then_some(max_rows),
+            },
+        }
+    }
+}
+
+/// Supervised pre-training (`[train.pretrain]`): run first, on a run without checkpoints.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PretrainSection {
+    /// PGN files with ICCS moves (relative paths are relative to the config file).
+    pub pgn: Vec<PathBuf>,
+    /// Optimiser steps of supervised training before self-play data is used.
+    pub steps: u64,
+    /// Games per thousand held out for the move-prediction accuracy (by content hash).
+    #[serde(default = "default_held_out")]
+    pub held_out_permille: u32,
+}
+
+fn default_held_out() -> u32 {
+    50
+}
+
+/// The keys of `[train]` that are not `TrainConfig`'s.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct DataSection {
+    /// Samples per optimiser step.
+    pub batch_size: usize,
+    pub window: WindowSection,
+    /// At most this many training samples per self-play position written (KataGo's
+    /// pacing): the trainer waits for data instead of overfitting a small window.
+    pub samples_per_position: f64,
+    /// Do not train on self-play data before the data directory holds this many positions.
+    pub min_positions: u64,
+    /// Publish a candidate network to `models/candidates/` every this many steps.
+    pub candidate_every: u64,
+    /// Evaluate the held-out PGN split every this many steps (when there is one).
+    pub holdout_every: u64,
+    /// At most this many held-out positions are evaluated (the first ones, in order).
+    pub holdout_max: u64,
+    /// Append a `train` event to `events.jsonl` every this many steps.
+    pub event_every: u64,
+    /// Adopt new self-play chunks into the window at most every this many steps.
+    pub refresh_every: u64,
+    /// Mirror samples left-right at random (the board's one symmetry).
+    pub mirror: bool,
+    /// Threads assembling batches (0 = rayon's global pool).
+    pub data_threads: usize,
+    /// Batches assembled ahead of the trainer.
+    pub prefetch: usize,
+    pub pretrain: Option<PretrainSection>,
+}
+
+impl Default for DataSection {
+    fn default() -> Self {
+        DataSection {
+            batch_size: 256,
+            window: WindowSection::default(),
+            samples_per_position: 4.0,
+            min_positions: 5_000,
+            candidate_every: 1_000,
+            holdout_every: 500,
+            holdout_max: 10_000,
+            event_every: 100,
+            refresh_every: 50,
+            mirror: true,
+            data_threads: 0,
+            prefetch: 4,
+            pretrain: None,
+        }
+    }
+}
+
+/// The whole `[train]` section.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct TrainSection {
+    pub trainer: TrainConfig,
+    pub data: DataSection,
+}
+
+/// The keys `DataSection` owns (the rest of `[train]` goes to `TrainConfig`).
+const DATA_KEYS: &[&str] = &[
+    "batch_size",
+    "window",
+    "samples_per_position",
+    "min_positions",
+    "candidate_every",
+    "holdout_every",
+    "holdout_max",
+    "event_every",
+    "refresh_every",
+    "mirror",
+    "data_threads",
+    "prefetch",
+    "pretrain",
+];
+
+/// `unknown field `x`, expected ...` (serde's words) → `unknown key "x"`.
+fn name_unknown(msg: &str) -> String {
+    if let Some(rest) = msg.strip_prefix("unknown field `")
+        && let Some(end) = rest.find('`')
+    {
+        return format!("unknown key \"{}\"", &rest[..end]);
+    }
+    msg.trim().replace('\n', " ")
+}
+
+impl TrainSection {
+    /// Reads the `[train]` table of a TOML file (defaults when absent). Relative PGN
+    /// paths of `[train.pretrain]` are taken relative to the file's directory.
+    ///
+    /// # Errors
+    /// An unreadable file, bad TOML, an unknown key or a bad value, naming the key.
+    pub fn from_file(path: &Path) -> Result<TrainSection> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        let mut s =
+            TrainSection::from_toml(&text).with_context(|| format!("{}", path.display()))?;
+        if let Some(p) = &mut s.data.pretrain {
+            let base = path.parent().unwrap_or(Path::new("."));
+            for f in &mut p.pgn {
+                if f.is_relative() {
+                    *f = base.join(&*f);
+                }
+            }
+        }
+        Ok(s)
+    }
+
+    /// Parses the `[train]` table of TOML text; other tables are ignored.
+    ///
+    /// # Errors
+    /// As [`TrainSection::from_file`].
+    pub fn from_toml(text: &str) -> Result<TrainSection> {
+        let doc: toml::Table =
+            toml::from_str(text).map_err(|e| anyhow::anyhow!("{}", e.message().trim()))?;
+        match doc.get("train") {
+            None => Ok(TrainSection::default()),
+            Some(toml::Value::Table(t)) => TrainSection::from_table(t),
+            Some(_) => bail!("[train] must be a table"),
+        }
+    }
+
+    /// Builds the section from the `[train]` table (for the run loop, which parses the
+    /// whole config file once).
+    ///
+    /// # Errors
+    /// An unknown key or a bad value, naming the key.
+    pub fn from_table(table: &toml::Table) -> Result<TrainSection> {
+        let trainer_keys = match serde_json::to_value(TrainConfig::default())? {
+            serde_json::Value::Object(m) => m.keys().cloned().collect::<Vec<_>>(),
+            _ => Vec::new(),
+        };
+        let mut data_table = toml::Table::new();
+        let mut trainer_table = serde_json::Map::new();
+        for (key, value) in table {
+            if DATA_KEYS.contains(&key.as_str()) {
+                data_table.insert(key.clone(), value.clone());
+            } else if trainer_keys.iter().any(|k| k == key) {
+                let json = serde_json::to_value(value)
+                    .with_context(|| format!("[train] {key}: unsupported value"))?;
+                trainer_table.insert(key.clone(), json);
+            } else {
+                bail!("[train] unknown key \"{key}\"");
+            }
+        }
+        let data: DataSection =
+            toml::Value::Table(data_table)
+                .try_into()
+                .map_err(|e: toml::de::Error| {
+                    let msg = name_unknown(e.message());
+                    let culprit = DATA_KEYS.iter().find(|k| {
+                        table.get(**k).is_some_and(|v| v.is_table()) && msg.contains("unknown key")
+                    });
+                    match culprit {
+                        Some(k) => anyhow::anyhow!("[train.{k}] {msg}"),
+                        None => anyhow::anyhow!("[train] {msg}"),
+                    }
+                })?;
+        let trainer =
+            TrainConfig::from_json_str(&serde_json::Value::Object(trainer_table).to_string())
+                .map_err(|e| {
+                    let text = e.to_string();
+                    let text = text.strip_prefix("config: ").unwrap_or(&text);
+                    // serde_path_to_error: "net.blocs: unknown field `blocs`, expected ...".
+                    match text.split_once(": ") {
+                        Some((path, rest)) if rest.starts_with("unknown field") => {
+                            let table = path.rsplit_once('.').map_or("", |(t, _)| t);
+                            let section = if table.is_empty() {
+                                "train".to_owned()
+                            } else {
+                                format!("train.{table}")
+                            };
+                            anyhow::anyhow!("[{section}] {}", name_unknown(rest))
+                        }
+                        _ => anyhow::anyhow!("[train] {}", text.replace('\n', " ")),
+                    }
+                })?;
+        let s = TrainSection { trainer, data };
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Range checks of the data keys (`TrainConfig` checks its own); names the key.
+    ///
+    /// # Errors
+    /// The first bad key.
+    pub fn validate(&self) -> Result<()> {
+        let d = &self.data;
+        let check = |ok: bool, key: &str, need: &str| {
+            if ok {
+                Ok(())
+            } else {
+                bail!("[train] {key} must be {need}")
+            }
+        };
+        check(
+            (1..=1 << 16).contains(&d.batch_size),
+            "batch_size",
+            "in 1..=65536",
+        )?;
+        check(
+            d.samples_per_position.is_finite() && d.samples_per_position > 0.0,
+            "samples_per_position",
+            "a positive number",
+        )?;
+        check(d.prefetch >= 1, "prefetch", "at least 1")?;
+        check(d.refresh_every >= 1, "refresh_every", "at least 1")?;
+        match d.window {
+            WindowSection::Fixed { size } => check(size >= 1, "window.size", "at least 1")?,
+            WindowSection::PowerLaw {
+                min_rows,
+                expand_per_row,
+                exponent,
+                ..
+            } => {
+                check(min_rows >= 1, "window.min_rows", "at least 1")?;
+                check(
+                    expand_per_row.is_finite() && expand_per_row > 0.0,
+                    "window.expand_per_row",
+                    "a positive number",
+                )?;
+                check(
+                    exponent.is_finite() && exponent > 0.0 && exponent <= 1.0,
+                    "window.exponent",
+                    "in (0, 1]",
+                )?;
+            }
+        }
+        if let Some(p) = &d.pretrain {
+            check(
+                !p.pgn.is_empty(),
+                "pretrain.pgn",
+                "a non-empty list of PGN files",
+            )?;
+            check(
+                p.held_out_permille <= 1000,
+                "pretrain.held_out_permille",
+                "in 0..=1000",
+            )?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_empty_or_missing_section_gives_the_defaults() {
+        assert_eq!(
+            TrainSection::from_toml("").unwrap(),
+            TrainSection::default()
+        );
+        assert_eq!(
+            TrainSection::from_toml("[selfplay]\nx = 1\n[train]\n").unwrap(),
+            TrainSection::default()
+        );
+    }
+
+    #[test]
+    fn every_kind_of_key_is_read() {
+        let s = TrainSection::from_toml(
+            r#"
+            [train]
+            lr = 0.1
+            batch_size = 32
+            samples_per_position = 2.5
+            device = "cpu"
+            [train.net]
+            blocks = 2
+            channels = 16
+            [train.optimizer]
+            kind = "adamw"
+            weight_decay = 0.05
+            [train.window]
+            kind = "fixed"
+            size = 1000
+            [train.pretrain]
+            pgn = ["a.pgn"]
+            steps = 10
+            "#,
+        )
+        .unwrap();
+        assert_eq!(s.trainer.lr, 0.1);
+        assert_eq!((s.trainer.net.blocks, s.trainer.net.channels), (2, 16));
+        assert_eq!(s.trainer.optimizer.kind(), "adamw");
+        assert_eq!(s.data.batch_size, 32);
+        assert_eq!(s.data.samples_per_position, 2.5);
+        assert_eq!(s.data.window, WindowSection::Fixed { size: 1000 });
+        assert_eq!(s.data.pretrain.as_ref().map(|p| p.steps), Some(10));
+    }
+
+    #[test]
+    fn bad_keys_and_values_are_errors_naming_the_key() {
+        for (text, want) in [
+            (
+                "[train]\nlerning_rate = 0.1\n",
+                "[train] unknown key \"lerning_rate\"",
+            ),
+            (
+                "[train.net]\nblocs = 2\n",
+                "[train.net] unknown key \"blocs\"",
+            ),
+            (
+                "[train.window]\nkind = \"fixed\"\nsise = 3\n",
+                "unknown key \"sise\"",
+            ),
+            (
+                "[train.pretrain]\npgn = [\"a\"]\nsteps = 1\nstep = 2\n",
+                "unknown key \"step\"",
+            ),
+            ("[train]\nbatch_size = 0\n", "batch_size"),
+            ("[train]\nlr = -1.0\n", "lr"),
+            (
+                "[train]\nsamples_per_position = 0.0\n",
+                "samples_per_position",
+            ),
+            ("[train.net]\nblocks = \"four\"\n", "net.blocks"),
+            ("[train]\ndevice = \"tpu\"\n", "device"),
+        ] {
+            let err = format!("{:#}", TrainSection::from_toml(text).unwrap_err());
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+    }
+}

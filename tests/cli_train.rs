@@ -1,0 +1,318 @@
+//! `xqz train`: trains paced on a run's chunks and resumes the step count (also after
+//! SIGKILL); an interrupted run's weights equal an uninterrupted one's; PGN training
+//! beats the uniform guess on held-out games; bad config keys are named.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use xq_data::{Chunk, ChunkMeta, ChunkWriter, read_pgn, supervised::add_game};
+
+const XQZ: &str = env!("CARGO_BIN_EXE_xqz");
+const GAMES: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/hu_ronghua_1391_iccs.pgn"
+);
+
+/// A tiny network and batch, so every test takes seconds on two cores.
+const TINY: &str = r#"
+[train]
+batch_size = 32
+lr = 0.05
+warmup_steps = 2
+ema_decay = 0.5
+device = "cpu"
+threads = 1
+log_every = 0
+data_threads = 1
+prefetch = 2
+min_positions = 100
+event_every = 2
+candidate_every = 4
+checkpoint_every = 2
+holdout_max = 600
+[train.net]
+blocks = 1
+channels = 8
+history = 2
+value_channels = 2
+value_hidden = 8
+[train.window]
+kind = "fixed"
+size = 5000
+"#;
+
+fn games() -> Vec<xq_data::PgnGame> {
+    let text = std::fs::read_to_string(GAMES).unwrap();
+    read_pgn(&text).into_iter().filter_map(Result::ok).collect()
+}
+
+/// Writes games `range` of the master collection as one chunk into `RUN/data`; returns
+/// the positions written.
+fn write_chunk(run: &Path, worker: &str, range: std::ops::Range<usize>) -> usize {
+    let mut chunk = Chunk::new(ChunkMeta {
+        encoding_version: xq_nn::encode::ENCODING_VERSION,
+        policy_index_version: xq_nn::policy::POLICY_INDEX_VERSION,
+        creator: "cli_train test".into(),
+        seed: 0,
+    });
+    for g in &games()[range] {
+        add_game(&mut chunk, &g.start, &g.moves, g.result).unwrap();
+    }
+    ChunkWriter::new(run.join("data"), worker)
+        .unwrap()
+        .write(&chunk)
+        .unwrap();
+    chunk.records.len()
+}
+
+fn setup(extra: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let config = dir.path().join("train.toml");
+    // Extra `[train]` keys go right after the `[train]` header.
+    std::fs::write(
+        &config,
+        TINY.replacen("[train]\n", &format!("[train]\n{extra}"), 1),
+    )
+    .unwrap();
+    (dir, run, config)
+}
+
+fn train(run: &Path, config: &Path, extra: &[&str]) -> Output {
+    let out = Command::new(XQZ)
+        .args(["train", "--quiet", "--run"])
+        .arg(run)
+        .arg("--config")
+        .arg(config)
+        .args(extra)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+/// The step in the `step N (...)` summary line.
+fn final_step(out: &Output) -> u64 {
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    stdout
+        .lines()
+        .find_map(|l| {
+            l.strip_prefix("step ")?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()
+        })
+        .unwrap_or_else(|| panic!("no step line in {stdout}"))
+}
+
+fn events(run: &Path, kind: &str) -> Vec<serde_json::Value> {
+    std::fs::read_to_string(run.join("events.jsonl"))
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter(|v| v["kind"] == kind)
+        .collect()
+}
+
+#[test]
+fn training_is_paced_to_the_data_and_resumes_where_it_stopped() {
+    // 0.25 samples per position: P positions allow floor(P / 4 / 32) steps.
+    let (_dir, run, config) = setup("samples_per_position = 0.25\n");
+    let p1 = write_chunk(&run, "w0", 0..4) as u64;
+    let out = train(&run, &config, &[]);
+    let first = final_step(&out);
+    assert_eq!(
+        first,
+        p1 / 4 / 32,
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("stopped for more self-play data"));
+
+    // Nothing new: a second call takes no step.
+    assert_eq!(final_step(&train(&run, &config, &[])), first);
+
+    // New data lets it continue from its checkpoint.
+    let p2 = write_chunk(&run, "w1", 4..10) as u64;
+    let out = train(&run, &config, &[]);
+    assert_eq!(final_step(&out), (p1 + p2) / 4 / 32);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let ckpt = stdout
+        .lines()
+        .find_map(|l| l.strip_prefix("checkpoint "))
+        .unwrap();
+    assert!(Path::new(ckpt).is_file(), "{ckpt}");
+
+    let ev = events(&run, "train");
+    assert!(!ev.is_empty());
+    for key in [
+        "step",
+        "samples",
+        "policy_loss",
+        "value_loss",
+        "total_loss",
+        "policy_accuracy",
+        "value_accuracy",
+        "lr",
+        "grad_norm",
+        "samples_per_second",
+        "window",
+        "data_wait_share",
+    ] {
+        assert!(
+            ev[0].get(key).is_some(),
+            "train event lacks {key}: {}",
+            ev[0]
+        );
+    }
+    let steps: Vec<u64> = ev.iter().map(|e| e["step"].as_u64().unwrap()).collect();
+    assert!(
+        steps.windows(2).all(|w| w[0] < w[1]),
+        "steps repeat after resume: {steps:?}"
+    );
+    assert!(run.join("models/candidates/s0000000004").is_dir());
+}
+
+#[test]
+fn an_interrupted_run_ends_with_the_same_weights_as_an_uninterrupted_one() {
+    let weights = |run: &Path, step: u64| {
+        std::fs::read(run.join(format!("checkpoints/ckpt-{step:010}.weights.safetensors"))).unwrap()
+    };
+    let (_d1, straight, config) = setup("");
+    write_chunk(&straight, "w0", 0..6);
+    assert_eq!(final_step(&train(&straight, &config, &["--steps", "6"])), 6);
+
+    let (_d2, split, _) = setup("");
+    write_chunk(&split, "w0", 0..6);
+    assert_eq!(final_step(&train(&split, &config, &["--steps", "3"])), 3);
+    assert_eq!(final_step(&train(&split, &config, &["--steps", "3"])), 6);
+    assert!(
+        weights(&straight, 6) == weights(&split, 6),
+        "resumed weights differ"
+    );
+}
+
+#[test]
+fn a_run_killed_with_sigkill_continues_from_its_last_checkpoint() {
+    let (_dir, run, config) = setup("");
+    write_chunk(&run, "w0", 0..6);
+    let mut child = Command::new(XQZ)
+        .args(["train", "--quiet", "--steps", "100000", "--run"])
+        .arg(&run)
+        .arg("--config")
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let newest = || {
+        std::fs::read_dir(run.join("checkpoints"))
+            .map(|d| {
+                d.filter_map(|e| {
+                    let n = e.ok()?.file_name().into_string().ok()?;
+                    n.strip_prefix("ckpt-")?
+                        .strip_suffix(".json")?
+                        .parse::<u64>()
+                        .ok()
+                })
+                .max()
+            })
+            .ok()
+            .flatten()
+    };
+    let deadline = Instant::now() + Duration::from_secs(120);
+    while newest().is_none_or(|s| s < 4) {
+        assert!(Instant::now() < deadline, "no checkpoint appeared");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    child.kill().unwrap(); // SIGKILL
+    child.wait().unwrap();
+    let last = newest().unwrap();
+    assert_eq!(
+        final_step(&train(&run, &config, &["--steps", "2"])),
+        last + 2
+    );
+}
+
+#[test]
+fn pgn_training_predicts_held_out_master_moves_better_than_a_uniform_guess() {
+    let dir = tempfile::tempdir().unwrap();
+    let slice = dir.path().join("slice.pgn");
+    // The first 60 games: about 5,000 positions.
+    let text = std::fs::read_to_string(GAMES).unwrap();
+    let cut = text
+        .match_indices("[Event")
+        .nth(60)
+        .map_or(text.len(), |(i, _)| i);
+    std::fs::write(&slice, &text[..cut]).unwrap();
+    let config = dir.path().join("train.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "{TINY}\n[train.pretrain]\npgn = [\"slice.pgn\"]\nsteps = 40\nheld_out_permille = 150\n"
+        )
+        .replace("channels = 8", "channels = 16"),
+    )
+    .unwrap();
+    let run = dir.path().join("run");
+    let out = train(
+        &run,
+        &config,
+        &["--pgn"]
+            .iter()
+            .copied()
+            .chain([slice.to_str().unwrap()])
+            .collect::<Vec<_>>(),
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let line = stdout
+        .lines()
+        .find(|l| l.starts_with("held-out top-1"))
+        .unwrap();
+    let nums: Vec<f64> = line
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let (top1, uniform) = (nums[1], nums[2]);
+    assert!(top1 > 1.5 * uniform, "{line}");
+    assert_eq!(final_step(&out), 40);
+    // The figure is in TensorBoard too.
+    let tb = std::fs::read_dir(run.join("tensorboard")).unwrap().count();
+    assert!(tb > 0);
+}
+
+#[test]
+fn bad_config_keys_are_one_line_errors_naming_the_key() {
+    for (text, want) in [
+        (
+            "[train]\nlerning_rate = 0.1\n",
+            "unknown key \"lerning_rate\"",
+        ),
+        (
+            "[train.window]\nkind = \"fixed\"\nsise = 5\n",
+            "unknown key \"sise\"",
+        ),
+        ("[train]\nbatch_size = 0\n", "batch_size"),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let config = dir.path().join("bad.toml");
+        std::fs::write(&config, text).unwrap();
+        let out = Command::new(XQZ)
+            .args(["train", "--run"])
+            .arg(dir.path().join("run"))
+            .arg("--config")
+            .arg(&config)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success());
+        assert!(stderr.contains(want), "{text:?}: {stderr}");
+        assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    }
+}
