@@ -21,6 +21,9 @@ pub struct SearchResult {
     pub prior: Vec<f32>,
     /// Q per move from the root side's view (win − loss, in [-1, 1]); `None` if unvisited.
     pub q: Vec<Option<f32>>,
+    /// Per move, its exact value from the root side's view (1 win, 0 draw, −1 loss)
+    /// when the rules or the solver decided it; `None` while undecided.
+    pub exact: Vec<Option<f32>>,
     /// The root's value for the side to move: win − loss, averaged over the tree.
     pub value: f32,
     /// The root's win/draw/loss for the side to move, averaged over the tree.

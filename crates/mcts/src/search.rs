@@ -738,10 +738,14 @@ impl Search {
         let expanded = root_link.state == State::Expanded;
         let range = if expanded { root_link.children() } else { 0..0 };
         let children = &self.tree.stat[range.clone()];
-        let moves: Vec<Move> = self.tree.link[range].iter().map(|c| c.mv).collect();
+        let moves: Vec<Move> = self.tree.link[range.clone()].iter().map(|c| c.mv).collect();
         let visits: Vec<u32> = children.iter().map(|c| c.n).collect();
         let prior: Vec<f32> = children.iter().map(|c| c.prior).collect();
         let q: Vec<Option<f32>> = children.iter().map(Stat::q).collect();
+        let exact: Vec<Option<f32>> = self.tree.link[range.clone()]
+            .iter()
+            .map(|l| l.state.is_exact().then_some(-l.value))
+            .collect();
 
         let (value, draw) = if root.n > 0 {
             (-root.q_sum / root.n as f32, root_link.d_sum / root.n as f32)
@@ -798,6 +802,7 @@ impl Search {
             pruned,
             prior,
             q,
+            exact,
             value,
             wdl,
             pv,

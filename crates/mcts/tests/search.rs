@@ -54,6 +54,18 @@ fn finds_mate_in_one() {
             Some(1.0),
             "{fen}: the mate is not scored as a win"
         );
+        let i = r.moves.iter().position(|&m| m == best).unwrap();
+        assert_eq!(
+            r.exact[i],
+            Some(1.0),
+            "{fen}: the mate is not marked decided"
+        );
+        let decided_wins = r.exact.iter().filter(|e| **e == Some(1.0)).count();
+        assert_eq!(
+            decided_wins,
+            mating.len(),
+            "{fen}: exact wins are not the mates"
+        );
         assert_eq!(r.pv.first(), Some(&best));
     }
 }
@@ -167,6 +179,8 @@ fn avoids_moves_that_allow_a_flying_general_mate() {
             "seed {seed}: {best} allows a mate in one"
         );
         assert_eq!(r.q_of(leave), Some(-1.0), "d3b4 is not scored as lost");
+        let i = r.moves.iter().position(|&m| m == leave).unwrap();
+        assert_eq!(r.exact[i], Some(-1.0), "d3b4 is not proven lost");
     }
 }
 
