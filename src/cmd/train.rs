@@ -165,6 +165,9 @@ pub struct TrainSession {
     saved: SavedData,
     /// Train only on PGN records (`xqz train --pgn`), never on self-play data.
     supervised_only: bool,
+    /// PGN files and held-out share of the supervised data, loaded on first use (a
+    /// resumed run past its pre-training only needs them for held-out evaluation).
+    supervised_files: Option<(Vec<PathBuf>, u32)>,
     supervised: Option<Supervised>,
     selfplay: SelfplayData,
     last_saved: Option<(u64, PathBuf)>,
@@ -247,6 +250,7 @@ impl TrainSession {
         let mut trainer = Trainer::open(run.root(), cfg.trainer.clone())
             .with_context(|| format!("cannot open the trainer of {}", run.root().display()))?;
         trainer.set_progress(progress);
+        trainer.set_tensorboard_dir(run.logs_dir().join("train"));
         let mut saved: SavedData = match trainer.data_cursor() {
             Some(v) => serde_json::from_value(v.clone()).unwrap_or_else(|e| {
                 log(&format!(
@@ -257,18 +261,21 @@ impl TrainSession {
             None => SavedData::default(),
         };
         let supervised_only = !pgn.is_empty();
-        let supervised = if supervised_only {
+        let mut supervised = None;
+        let supervised_files = if supervised_only {
             let permille = cfg
                 .data
                 .pretrain
                 .as_ref()
                 .map_or(50, |p| p.held_out_permille);
-            Some(load_supervised(pgn, permille, log)?)
+            // Loaded now: the PGN files are the only data, so errors should come first.
+            supervised = Some(load_supervised(pgn, permille, log)?);
+            Some((pgn.to_vec(), permille))
         } else if let Some(p) = &cfg.data.pretrain {
             if fresh {
                 saved.pretrain_steps = p.steps;
             }
-            Some(load_supervised(&p.pgn, p.held_out_permille, log)?)
+            Some((p.pgn.clone(), p.held_out_permille))
         } else {
             None
         };
@@ -300,6 +307,7 @@ impl TrainSession {
             trainer,
             saved,
             supervised_only,
+            supervised_files,
             supervised,
             selfplay,
             last_saved,
@@ -309,7 +317,6 @@ impl TrainSession {
     }
 
     /// Optimiser steps of the run so far.
-    #[allow(dead_code, reason = "for the run loop (xqz run)")]
     pub fn step(&self) -> u64 {
         self.trainer.step_count()
     }
@@ -334,13 +341,31 @@ impl TrainSession {
         self.supervised_only || self.trainer.step_count() < self.saved.pretrain_steps
     }
 
+    /// Whether PGN records are configured (so a held-out split can exist).
+    fn has_supervised(&self) -> bool {
+        self.supervised_files.is_some()
+    }
+
+    /// Loads the PGN records on first use.
+    fn ensure_supervised(&mut self, log: &mut dyn FnMut(&str)) -> Result<&mut Supervised> {
+        if self.supervised.is_none() {
+            let (files, permille) = self
+                .supervised_files
+                .as_ref()
+                .context("no PGN records configured")?;
+            self.supervised = Some(load_supervised(files, *permille, log)?);
+        }
+        self.supervised.as_mut().context("no PGN records loaded")
+    }
+
     /// The next supervised batch.
-    fn supervised_batch(&mut self) -> Result<Batch> {
+    fn supervised_batch(&mut self, log: &mut dyn FnMut(&str)) -> Result<Batch> {
         let bcfg = self.batch_config(self.cfg.trainer.seed ^ 0x5eed_0001);
         let pcfg = self.prefetch_config();
-        let sup = self.supervised.as_mut().context("no PGN records loaded")?;
+        let saved = self.saved.supervised;
+        let sup = self.ensure_supervised(log)?;
         if sup.prefetcher.is_none() {
-            let cursor = match self.saved.supervised {
+            let cursor = match saved {
                 Some(c) => DataCursor {
                     window_fingerprint: sup.train.fingerprint(),
                     ..c
@@ -355,8 +380,10 @@ impl TrainSession {
             .context("no supervised prefetcher")?;
         let before = p.wait_time();
         let batch = p.next_batch()?;
-        self.interval.waited += p.wait_time() - before;
-        self.saved.supervised = Some(p.cursor());
+        let waited = p.wait_time() - before;
+        let cursor = p.cursor();
+        self.interval.waited += waited;
+        self.saved.supervised = Some(cursor);
         Ok(batch)
     }
 
@@ -458,7 +485,7 @@ impl TrainSession {
             }
             let supervised = self.in_pretrain();
             let batch = if supervised {
-                self.supervised_batch()?
+                self.supervised_batch(log)?
             } else {
                 let step = self.trainer.step_count();
                 let due =
@@ -592,12 +619,10 @@ impl TrainSession {
             && step == self.saved.pretrain_steps;
         let holdout_due = d.holdout_every > 0 && step.is_multiple_of(d.holdout_every);
         if (holdout_due || pretrain_done)
-            && self
-                .supervised
-                .as_ref()
-                .is_some_and(|s| !s.held_out.is_empty())
+            && self.has_supervised()
+            && !self.ensure_supervised(log)?.held_out.is_empty()
         {
-            let h = self.holdout()?;
+            let h = self.holdout(log)?;
             log(&format!(
                 "step {step}: held-out top-1 {:.3} (uniform {:.3}) policy loss {:.3} on {} positions",
                 h.policy_top1, h.uniform_top1, h.policy_loss, h.positions
@@ -626,11 +651,12 @@ impl TrainSession {
     ///
     /// # Errors
     /// No held-out split, or a failed forward pass.
-    pub fn holdout(&mut self) -> Result<HoldoutStats> {
-        let sup = self
-            .supervised
-            .as_ref()
-            .context("no PGN records: no held-out split")?;
+    pub fn holdout(&mut self, log: &mut dyn FnMut(&str)) -> Result<HoldoutStats> {
+        if !self.has_supervised() {
+            bail!("no PGN records: no held-out split");
+        }
+        self.ensure_supervised(log)?;
+        let sup = self.supervised.as_ref().context("no PGN records loaded")?;
         let window = &sup.held_out;
         let n = window.len().min(self.cfg.data.holdout_max.max(1));
         if n == 0 {
@@ -675,22 +701,45 @@ impl TrainSession {
     }
 }
 
-/// Opens the run's trainer, trains towards `target` and returns: one call of
-/// [`TrainSession::open`] and [`TrainSession::train`], for callers that do not keep a
-/// session between calls.
+/// One training phase of the run loop: opens the run's trainer (resuming from its
+/// newest checkpoint), runs `[train.pretrain]` first on a new run, then trains on the
+/// self-play data as far as the pacing allows, up to step `max_step` when given; saves a
+/// checkpoint and returns the run's step count. Returns early, with a checkpoint, when
+/// `stop` is raised. A concurrent loop that wants to wait for data rather than poll
+/// keeps a [`TrainSession`] and calls [`TrainSession::train`] with
+/// [`TrainTarget::Steps`] instead (no reload of the network and window per call).
 ///
 /// # Errors
 /// As [`TrainSession::open`] and [`TrainSession::train`].
-#[allow(dead_code, reason = "for the run loop (xqz run)")]
+#[allow(dead_code, reason = "called by the run loop (xqz run)")]
 pub fn train_until(
     run: &RunDir,
     cfg: &TrainSection,
-    target: TrainTarget,
+    max_step: Option<u64>,
     stop: &AtomicBool,
     log: &mut dyn FnMut(&str),
-) -> Result<TrainProgress> {
+) -> Result<u64> {
     let mut session = TrainSession::open(run, cfg, &[], Progress::Off, log)?;
-    session.train(target, stop, log)
+    let max_steps = max_step.map(|m| m.saturating_sub(session.step()));
+    if max_steps == Some(0) {
+        return Ok(session.step());
+    }
+    Ok(session
+        .train(TrainTarget::Paced { max_steps }, stop, log)?
+        .step)
+}
+
+/// The step of the run's newest checkpoint (0 when it has none).
+///
+/// # Errors
+/// If the checkpoint directory cannot be read.
+#[allow(dead_code, reason = "called by the run loop (xqz run)")]
+pub fn current_step(run: &RunDir) -> Result<u64> {
+    Ok(
+        xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())?
+            .pop()
+            .map_or(0, |(s, _)| s),
+    )
 }
 
 #[derive(clap::Args, Debug)]
@@ -753,7 +802,7 @@ pub fn run(args: Args) -> Result<()> {
         .as_ref()
         .is_some_and(|s| !s.held_out.is_empty())
     {
-        let h = session.holdout()?;
+        let h = session.holdout(&mut log)?;
         println!(
             "held-out top-1 {:.4} (uniform baseline {:.4}) policy loss {:.4} on {} positions",
             h.policy_top1, h.uniform_top1, h.policy_loss, h.positions
@@ -774,4 +823,121 @@ pub fn run(args: Args) -> Result<()> {
         None => println!("no checkpoint written (no steps taken)"),
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tiny() -> TrainSection {
+        TrainSection::from_toml(
+            r#"
+            [train]
+            batch_size = 16
+            device = "cpu"
+            threads = 1
+            log_every = 0
+            min_positions = 50
+            checkpoint_every = 0
+            event_every = 0
+            [train.net]
+            blocks = 1
+            channels = 8
+            history = 2
+            value_channels = 2
+            value_hidden = 8
+            "#,
+        )
+        .unwrap()
+    }
+
+    /// One chunk of seeded random games (no MCTS: uniform visit targets over the legal
+    /// moves) in `RUN/data`.
+    fn random_games(run: &RunDir, games: usize, seed: u64) -> usize {
+        // SplitMix64: a seeded choice without another dependency.
+        let mut state = seed;
+        let mut next = |n: usize| {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            ((z ^ (z >> 31)) % n as u64) as usize
+        };
+        let mut chunk = xq_data::Chunk::new(chunk_meta());
+        for _ in 0..games {
+            let start = xq_core::Position::startpos();
+            let mut pos = start.clone();
+            let mut moves = Vec::new();
+            for _ in 0..40 {
+                let legal = pos.legal_moves();
+                if legal.is_empty() {
+                    break;
+                }
+                let m = legal[next(legal.len())];
+                moves.push(m);
+                pos.play_unchecked(m);
+            }
+            xq_data::supervised::add_game(&mut chunk, &start, &moves, None).unwrap();
+        }
+        xq_data::ChunkWriter::new(run.data_dir(), "t")
+            .unwrap()
+            .write(&chunk)
+            .unwrap();
+        chunk.records.len()
+    }
+
+    #[test]
+    fn train_until_stops_at_the_step_limit_and_the_next_call_continues() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        random_games(&run, 4, 1);
+        let stop = AtomicBool::new(false);
+        let cfg = tiny();
+        assert_eq!(current_step(&run).unwrap(), 0);
+        assert_eq!(
+            train_until(&run, &cfg, Some(3), &stop, &mut |_| {}).unwrap(),
+            3
+        );
+        assert_eq!(current_step(&run).unwrap(), 3);
+        assert_eq!(
+            train_until(&run, &cfg, Some(5), &stop, &mut |_| {}).unwrap(),
+            5
+        );
+        // A raised stop flag returns at once, keeping the step count.
+        stop.store(true, Ordering::Relaxed);
+        assert_eq!(
+            train_until(&run, &cfg, None, &stop, &mut |_| {}).unwrap(),
+            5
+        );
+    }
+
+    #[test]
+    fn a_session_returns_when_the_pacing_needs_data_and_continues_when_it_arrives() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let mut cfg = tiny();
+        cfg.data.samples_per_position = 0.5;
+        let p1 = random_games(&run, 2, 1) as u64;
+        let stop = AtomicBool::new(false);
+        let mut s = TrainSession::open(&run, &cfg, &[], Progress::Off, &mut |_| {}).unwrap();
+        let a = s
+            .train(TrainTarget::Paced { max_steps: None }, &stop, &mut |_| {})
+            .unwrap();
+        assert_eq!(a.reason, StopReason::NeedData);
+        assert_eq!(a.step, p1 / 2 / 16);
+        assert_eq!(a.selfplay_samples, a.step * 16);
+        assert_eq!(a.positions, p1);
+        let p2 = random_games(&run, 2, 2) as u64;
+        let b = s
+            .train(TrainTarget::Paced { max_steps: None }, &stop, &mut |_| {})
+            .unwrap();
+        assert_eq!(b.step, (p1 + p2) / 2 / 16);
+        assert_eq!(
+            b.checkpoint,
+            Some(
+                run.checkpoints_dir()
+                    .join(format!("ckpt-{:010}.json", b.step))
+            )
+        );
+    }
 }

@@ -244,6 +244,14 @@ impl Trainer {
         })
     }
 
+    /// Writes TensorBoard scalars to `dir` instead of `RUN/tensorboard` (the `xqz`
+    /// run directory keeps every process's logs under `logs/`). Call before training:
+    /// the event file is created on the first scalar.
+    pub fn set_tensorboard_dir(&mut self, dir: impl Into<PathBuf>) {
+        self.tb.flush();
+        self.tb = TbLogger::new(dir);
+    }
+
     /// Chooses how progress is shown (default: bar on a terminal, lines otherwise).
     pub fn set_progress(&mut self, mode: Progress) {
         self.progress = ProgressOut::new(mode, self.config.total_steps, self.step);
