@@ -99,40 +99,41 @@ fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
 
 /// The checkpoint sidecar to export from run directory `run`.
 ///
-/// With `model`: a sidecar path, or a name looked up as `models/accepted/NAME.json`,
-/// `models/candidates/NAME.json`, then `checkpoints/NAME.json`. Without: the network the
-/// run's pointer `models/accepted.json` names (its `path`, relative to the run
-/// directory; a `.safetensors` path means the `.json` beside it; a pointer that is
-/// itself a checkpoint sidecar is taken as is), else the newest complete checkpoint in
-/// `checkpoints/`. This is the one place that knows the run layout for export.
+/// Models in a run are directories holding one checkpoint (`models/accepted/NAME/`,
+/// `models/candidates/NAME/`; see ARCHITECTURE.md, "The run directory"), and the
+/// trainer's checkpoints are `checkpoints/ckpt-S.json`. With `model`: a path (sidecar
+/// or model directory), or a name looked up as `models/accepted/NAME`,
+/// `models/candidates/NAME`, then `checkpoints/NAME.json`. Without: the model the run's
+/// pointer `models/accepted.json` names (its `path`, relative to the run directory),
+/// else the newest complete checkpoint in `checkpoints/`. This is the one place that
+/// knows the run layout for export.
 ///
 /// # Errors
 /// [`ExportError::NoModel`] naming what was tried; [`ExportError::BadPointer`].
 pub fn select_model(run: &Path, model: Option<&str>) -> Result<PathBuf, ExportError> {
     if let Some(name) = model {
-        let direct = PathBuf::from(name);
         let tries = [
-            direct.clone(),
-            run.join(&direct),
-            run.join("models/accepted").join(format!("{name}.json")),
-            run.join("models/candidates").join(format!("{name}.json")),
+            run.join("models/accepted").join(name),
+            run.join("models/candidates").join(name),
             run.join(CHECKPOINT_DIR).join(format!("{name}.json")),
+            PathBuf::from(name),
         ];
-        return tries
-            .iter()
-            .find(|p| p.is_file() && p.extension().is_some_and(|e| e == "json"))
-            .cloned()
-            .ok_or_else(|| ExportError::NoModel {
-                run: run.into(),
-                why: format!(
-                    "model {name:?} not found (tried {})",
-                    tries[2..]
-                        .iter()
-                        .map(|p| p.display().to_string())
-                        .collect::<Vec<_>>()
-                        .join(", ")
-                ),
-            });
+        for t in &tries {
+            if let Some(found) = sidecar_at(t)? {
+                return Ok(found);
+            }
+        }
+        return Err(ExportError::NoModel {
+            run: run.into(),
+            why: format!(
+                "model {name:?} not found (tried {})",
+                tries
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        });
     }
     let pointer = run.join(ACCEPTED_POINTER);
     if pointer.is_file() {
@@ -152,6 +153,20 @@ pub fn select_model(run: &Path, model: Option<&str>) -> Result<PathBuf, ExportEr
     }
 }
 
+/// The sidecar `path` stands for: a `.json` file itself, the `.json` beside a
+/// `.safetensors` file, or the newest checkpoint in a directory; `None` if nothing is
+/// there.
+fn sidecar_at(path: &Path) -> Result<Option<PathBuf>, ExportError> {
+    if path.is_dir() {
+        return Ok(list_checkpoints(path)?.pop().map(|(_, p)| p));
+    }
+    let mut p = path.to_path_buf();
+    if p.extension().is_some_and(|e| e == "safetensors") {
+        p.set_extension("json");
+    }
+    Ok((p.is_file() && p.extension().is_some_and(|e| e == "json")).then_some(p))
+}
+
 fn follow_pointer(run: &Path, pointer: &Path) -> Result<PathBuf, ExportError> {
     let bad = |why: String| ExportError::BadPointer {
         path: pointer.into(),
@@ -167,17 +182,13 @@ fn follow_pointer(run: &Path, pointer: &Path) -> Result<PathBuf, ExportError> {
         .get("path")
         .and_then(|p| p.as_str())
         .ok_or_else(|| bad("no \"path\" field".into()))?;
-    let mut target = run.join(path);
-    if target.extension().is_some_and(|e| e == "safetensors") {
-        target.set_extension("json");
-    }
-    if !target.is_file() {
-        return Err(bad(format!(
-            "it names {}, which does not exist",
+    let target = run.join(path);
+    sidecar_at(&target)?.ok_or_else(|| {
+        bad(format!(
+            "it names {}, which does not exist or holds no checkpoint",
             target.display()
-        )));
-    }
-    Ok(target)
+        ))
+    })
 }
 
 /// What to export.
@@ -185,7 +196,8 @@ fn follow_pointer(run: &Path, pointer: &Path) -> Result<PathBuf, ExportError> {
 pub struct ExportOptions {
     pub run: PathBuf,
     pub model: Option<String>,
-    pub out: PathBuf,
+    /// The player directory; `None`: `RUN/players/<name>`.
+    pub out: Option<PathBuf>,
     /// The `xqz` binary to copy into the player (usually the running one).
     pub binary: PathBuf,
     pub settings: NetSettings,
@@ -210,10 +222,11 @@ pub struct ExportSummary {
 /// No model, an unreadable checkpoint, an existing `out` without `force`, I/O.
 pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError> {
     opts.settings.validate()?;
-    if opts.out.exists() && !opts.force {
-        return Err(ExportError::Exists {
-            path: opts.out.clone(),
-        });
+    if let Some(out) = &opts.out
+        && out.exists()
+        && !opts.force
+    {
+        return Err(ExportError::Exists { path: out.clone() });
     }
     let sidecar_path = select_model(&opts.run, opts.model.as_deref())?;
     let sidecar = Sidecar::read(&sidecar_path)?;
@@ -239,25 +252,36 @@ pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError>
         .name
         .clone()
         .unwrap_or_else(|| format!("xqzero-{run_name}-{}", sidecar.step));
+    let out = match &opts.out {
+        Some(o) => o.clone(),
+        None => {
+            let o = opts.run.join("players").join(&name);
+            if o.exists() && !opts.force {
+                return Err(ExportError::Exists { path: o });
+            }
+            fs::create_dir_all(opts.run.join("players")).map_err(io(&opts.run.join("players")))?;
+            o
+        }
+    };
 
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    let mut tmp_name = opts.out.file_name().unwrap_or_default().to_os_string();
+    let mut tmp_name = out.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(format!(".tmp-{}-{nanos}", std::process::id()));
-    let tmp = opts.out.with_file_name(tmp_name);
+    let tmp = out.with_file_name(tmp_name);
     let written = write_player(&tmp, opts, &sidecar, &sidecar_path, &ema, &name);
     let finished = written.and_then(|()| {
         // Check the export by loading it as the launcher will.
         load_player_backend(&tmp).map(drop)?;
-        replace_dir(&tmp, &opts.out)
+        replace_dir(&tmp, &out)
     });
     if let Err(e) = finished {
         let _ = fs::remove_dir_all(&tmp);
         return Err(e);
     }
     Ok(ExportSummary {
-        out: opts.out.clone(),
+        out,
         name,
         source_checkpoint: sidecar_path,
         step: sidecar.step,

@@ -72,7 +72,7 @@ fn options(run: &Path, out: &Path, binary: &Path) -> ExportOptions {
     ExportOptions {
         run: run.into(),
         model: None,
-        out: out.into(),
+        out: Some(out.into()),
         binary: binary.into(),
         settings: NetSettings {
             visits: 50,
@@ -114,9 +114,27 @@ fn model_selection_follows_the_pointer_else_the_newest_checkpoint() {
         select_model(&run, None).unwrap(),
         run.join("checkpoints/ckpt-0000000000.json")
     );
+    // Models are directories with one checkpoint (as the gatekeeper promotes them).
+    let model = run.join("models/accepted/s0000000002");
+    fs::create_dir_all(&model).unwrap();
+    for e in fs::read_dir(run.join("checkpoints")).unwrap() {
+        let e = e.unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        if name.starts_with("ckpt-0000000002") && !name.contains(".optim.") {
+            fs::copy(e.path(), model.join(&name)).unwrap();
+        }
+    }
+    let in_model = model.join("ckpt-0000000002.json");
+    assert_eq!(select_model(&run, Some("s0000000002")).unwrap(), in_model);
     fs::write(
         run.join(ACCEPTED_POINTER),
-        r#"{"name": "x", "path": "models/accepted/x.json"}"#,
+        r#"{"name": "s0000000002", "path": "models/accepted/s0000000002", "step": 2, "time": 5}"#,
+    )
+    .unwrap();
+    assert_eq!(select_model(&run, None).unwrap(), in_model);
+    fs::write(
+        run.join(ACCEPTED_POINTER),
+        r#"{"name": "x", "path": "models/accepted/x"}"#,
     )
     .unwrap();
     let err = select_model(&run, None).unwrap_err();
@@ -232,6 +250,13 @@ fn export_refuses_to_overwrite_without_force_and_replaces_with_it() {
     o.model = Some("missing".into());
     assert!(export_player(&o).is_err());
     assert_eq!(load_player_config(&out).unwrap().name, "mine");
+    // Without --out the player goes to RUN/players/<name>.
+    o.out = None;
+    o.model = None;
+    o.name = None;
+    let s = export_player(&o).unwrap();
+    assert_eq!(s.out, run.join("players/xqzero-run-2"));
+    assert!(s.out.join(LAUNCHER).is_file());
     let names: Vec<String> = fs::read_dir(&root)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())

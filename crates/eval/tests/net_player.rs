@@ -450,3 +450,41 @@ fn mcts_options_are_checked_and_networkfile_loads_a_checkpoint() {
     assert!(lines.last().unwrap().starts_with("bestmove "));
     std::fs::remove_dir_all(&run).unwrap();
 }
+
+#[test]
+fn a_go_sent_right_after_bestmove_is_never_ignored() {
+    // A match runner sends the next `position` and `go` as soon as it reads `bestmove`;
+    // the engine must not still count itself as searching then.
+    let (mut e, buf) = engine_with(Box::new(UniformEvaluator), settings(100));
+    e.handle_line("ucci");
+    let mut answered = 0;
+    for i in 0..300 {
+        let moves = if i % 2 == 0 { "h2e2" } else { "h2e2 h9g7" };
+        e.handle_line(&format!("position startpos moves {moves}"));
+        e.handle_line("go nodes 2");
+        let t = Instant::now();
+        loop {
+            let n = buf
+                .lines()
+                .iter()
+                .filter(|l| l.starts_with("bestmove"))
+                .count();
+            if n > answered {
+                answered = n;
+                break;
+            }
+            assert!(
+                t.elapsed() < Duration::from_secs(10),
+                "no bestmove for go {i}: {:?}",
+                buf.lines().iter().rev().take(4).collect::<Vec<_>>()
+            );
+            std::hint::spin_loop();
+        }
+    }
+    let errors: Vec<String> = buf
+        .lines()
+        .into_iter()
+        .filter(|l| l.starts_with("info string"))
+        .collect();
+    assert!(errors.is_empty(), "{errors:?}");
+}

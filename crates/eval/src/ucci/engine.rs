@@ -176,6 +176,9 @@ struct Running {
     /// Time budget to apply on `ponderhit`.
     ponder_budget: Option<Duration>,
     draw_offered: Arc<AtomicBool>,
+    /// Set by the search thread just before it prints `bestmove`: from then on the
+    /// search is over for the GUI, which may send the next `position`/`go` at once.
+    answered: Arc<AtomicBool>,
     handle: JoinHandle<()>,
 }
 
@@ -456,6 +459,8 @@ impl Engine {
         let settings = self.settings;
         let infinite = params.infinite || params.ponder;
         let (c, p, d) = (control.clone(), pondering.clone(), draw_offered.clone());
+        let answered = Arc::new(AtomicBool::new(false));
+        let done = answered.clone();
         let handle = thread::spawn(move || {
             let mut backend = backend.lock().unwrap_or_else(|e| e.into_inner());
             let request = SearchRequest {
@@ -476,6 +481,7 @@ impl Engine {
             while p.load(Ordering::SeqCst) && !c.is_stopped() {
                 thread::sleep(Duration::from_millis(1));
             }
+            done.store(true, Ordering::SeqCst);
             out.line(&bestmove_line(
                 outcome.as_ref(),
                 dialect,
@@ -488,6 +494,7 @@ impl Engine {
             pondering,
             ponder_budget: budget,
             draw_offered,
+            answered,
             handle,
         });
     }
@@ -497,7 +504,7 @@ impl Engine {
         if self
             .running
             .as_ref()
-            .is_some_and(|r| r.handle.is_finished())
+            .is_some_and(|r| r.handle.is_finished() || r.answered.load(Ordering::SeqCst))
         {
             self.finish_search(false);
         }
