@@ -231,3 +231,43 @@ fn a_new_model_is_swapped_in_once_every_game_is_between_searches() {
     );
     assert!(summary.stats.games >= 1);
 }
+
+#[test]
+fn files_hold_games_per_file_games_and_the_rest_is_written_at_the_end() {
+    let mut config = tiny_config();
+    config.games_per_file = 3;
+    let dir = tempfile::tempdir().unwrap();
+    play(&config, Some(dir.path()), 7, 4, Box::new(UniformEvaluator));
+    let mut per_file: Vec<usize> = std::fs::read_dir(dir.path().join("games"))
+        .unwrap()
+        .map(|e| {
+            let text = std::fs::read_to_string(e.unwrap().path()).unwrap();
+            xq_data::read_pgn(&text).len()
+        })
+        .collect();
+    per_file.sort();
+    assert_eq!(per_file, vec![1, 3, 3]);
+    assert_eq!(pgn_games(&dir.path().join("games")).len(), 7);
+}
+
+#[test]
+fn an_unusable_run_directory_is_an_error_naming_it_before_any_game() {
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("not-a-dir");
+    std::fs::write(&file, "x").unwrap();
+    let options = RunOptions {
+        run_dir: Some(file.clone()),
+        games: Some(1),
+        progress: ProgressMode::Quiet,
+        ..RunOptions::default()
+    };
+    let err = run(
+        &tiny_config(),
+        &options,
+        Box::new(UniformEvaluator),
+        Box::new(NoModelUpdates),
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(err.contains("not-a-dir"), "{err}");
+}
