@@ -156,3 +156,58 @@ fn an_unknown_config_key_is_a_one_line_error_naming_it() {
     assert!(stderr.contains("paralel_games"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
+
+#[test]
+fn the_accepted_network_plays_when_the_run_has_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    // A fresh (untrained) network, saved as the trainer saves checkpoints, and the
+    // pointer the gatekeeper writes (ARCHITECTURE.md: {"name", "path", "step", "time"}).
+    let mut trainer = xq_train::Trainer::new(&run, xq_train::TrainConfig::default()).unwrap();
+    trainer.save_checkpoint().unwrap();
+    drop(trainer);
+    std::fs::create_dir_all(run.join("models")).unwrap();
+    std::fs::write(
+        run.join("models/accepted.json"),
+        r#"{"name": "s0", "path": "checkpoints", "step": 0, "time": 0}"#,
+    )
+    .unwrap();
+    let config = dir.path().join("selfplay.toml");
+    std::fs::write(&config, TINY.replace("max_plies = 30", "max_plies = 6")).unwrap();
+    let out = Command::new(XQZ)
+        .args([
+            "selfplay", "--quiet", "--games", "2", "--seed", "1", "--run",
+        ])
+        .arg(&run)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let pgns = files_with(&run.join("games"), ".pgn");
+    assert_eq!(pgns.len(), 2);
+    for p in pgns {
+        let text = std::fs::read_to_string(&p).unwrap();
+        assert!(text.contains("[Red \"torch("), "{text}");
+    }
+
+    // A pointer to nothing is a clear error, not a silent fall-back to uniform.
+    std::fs::write(
+        run.join("models/accepted.json"),
+        r#"{"name": "s9", "path": "models/accepted/s9", "step": 9, "time": 0}"#,
+    )
+    .unwrap();
+    let out = Command::new(XQZ)
+        .args(["selfplay", "--quiet", "--games", "1", "--run"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("models/accepted/s9"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}
