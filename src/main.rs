@@ -23,6 +23,8 @@ struct Cli {
 
 #[derive(Subcommand, Debug)]
 enum Command {
+    /// The main job: self-play, training, gating, export and rating until the budget is spent (resumable).
+    Run(cmd::run::Args),
     /// Count leaf nodes of the legal move tree (move-generator check and benchmark).
     Perft(cmd::perft::Args),
     /// Speed benchmarks.
@@ -69,6 +71,7 @@ fn main() -> ExitCode {
         }
     };
     let result = match cli.command {
+        Command::Run(args) => cmd::run::run(args),
         Command::Perft(args) => cmd::perft::run(args),
         Command::Bench(args) => cmd::bench::run(args),
         Command::Notation(args) => cmd::notation::run(args),

@@ -8,6 +8,7 @@ pub mod matches;
 pub mod notation;
 pub mod perft;
 pub mod report;
+pub mod run;
 pub mod selfplay;
 pub mod status;
 pub mod tournament;

@@ -16,8 +16,8 @@ use std::time::Duration;
 use anyhow::{Context, Result, bail};
 use xq_nn::{Evaluator, UniformEvaluator};
 use xq_selfplay::{
-    ACCEPTED_MODEL, Observer, PointerWatcher, ProgressMode, RunOptions, SelfplayConfig, Snapshot,
-    content_hash, worker_id,
+    ACCEPTED_MODEL, ModelSource, Observer, PointerWatcher, ProgressMode, RunOptions,
+    SelfplayConfig, Snapshot, content_hash, worker_id,
 };
 
 #[derive(clap::Args, Debug)]
@@ -56,17 +56,7 @@ pub fn run(args: Args) -> Result<()> {
     std::fs::create_dir_all(&args.run)
         .with_context(|| format!("cannot create run directory {}", args.run.display()))?;
 
-    let pointer = args.run.join(ACCEPTED_MODEL);
-    let run_dir = args.run.clone();
-    let (evaluator, current): (Box<dyn Evaluator>, Option<u64>) = if pointer.is_file() {
-        let current = content_hash(&pointer);
-        (load_accepted(&run_dir, &pointer)?, current)
-    } else {
-        (Box::new(UniformEvaluator), None)
-    };
-    let watcher = PointerWatcher::new(pointer, current, move |p: &Path| {
-        load_accepted(&run_dir, p).map_err(|e| format!("{e:#}"))
-    });
+    let (evaluator, watcher) = load_accepted_evaluator(&args.run)?;
 
     let worker = worker_id();
     let seed = args.seed.unwrap_or_else(|| seed_from(&worker));
@@ -89,7 +79,7 @@ pub fn run(args: Args) -> Result<()> {
         observer: Some(Observer {
             every: Duration::from_secs(60),
             call: Arc::new(move |s: &Snapshot| {
-                if let Err(e) = append_event(&events, &event_fields(&event_worker, s)) {
+                if let Err(e) = append_event(&events, &selfplay_event(&event_worker, s)) {
                     eprintln!("selfplay: warning: {e:#}");
                 }
             }),
@@ -106,7 +96,7 @@ pub fn run(args: Args) -> Result<()> {
                 .unwrap_or_default()
         );
     }
-    let summary = xq_selfplay::run(&config, &options, evaluator, Box::new(watcher))?;
+    let summary = xq_selfplay::run(&config, &options, evaluator, watcher)?;
     println!(
         "selfplay: worker {}: {}",
         summary.worker_id,
@@ -135,9 +125,30 @@ fn load_accepted(run_dir: &Path, pointer: &Path) -> Result<Box<dyn Evaluator>> {
     Ok(Box::new(ev))
 }
 
+/// The run's accepted network (the uniform evaluator when there is none yet: the
+/// first generation) and a watcher of the pointer that swaps in each newly accepted
+/// network.
+///
+/// # Errors
+/// If the pointer names a network that cannot be loaded.
+pub fn load_accepted_evaluator(run: &Path) -> Result<(Box<dyn Evaluator>, Box<dyn ModelSource>)> {
+    let pointer = run.join(ACCEPTED_MODEL);
+    let run_dir = run.to_path_buf();
+    let (evaluator, current): (Box<dyn Evaluator>, Option<u64>) = if pointer.is_file() {
+        let current = content_hash(&pointer);
+        (load_accepted(&run_dir, &pointer)?, current)
+    } else {
+        (Box::new(UniformEvaluator), None)
+    };
+    let watcher = PointerWatcher::new(pointer, current, move |p: &Path| {
+        load_accepted(&run_dir, p).map_err(|e| format!("{e:#}"))
+    });
+    Ok((evaluator, Box::new(watcher)))
+}
+
 /// The fields of a `selfplay` event (ARCHITECTURE.md, "The run directory"): the
-/// worker's counters so far.
-fn event_fields(worker: &str, s: &Snapshot) -> serde_json::Value {
+/// worker's counters so far (cumulative for that worker).
+pub fn selfplay_event(worker: &str, s: &Snapshot) -> serde_json::Value {
     serde_json::json!({
         "worker": worker,
         "seconds": s.elapsed.as_secs_f64(),

@@ -1,0 +1,694 @@
+//! `xqz run`: the whole training loop in one resumable command.
+//!
+//! Self-play, training, gating, export and rating meet only through the run directory
+//! (see ARCHITECTURE.md), so the loop is a scheduler of the same steps the separate
+//! commands run:
+//!
+//! - **sync** mode (the default, best on a few CPU cores): play
+//!   `games_per_generation` self-play games with the accepted network, train as far
+//!   as the pacing allows, gate every new candidate; repeat.
+//! - **concurrent** mode: a self-play thread and a training thread run all the time
+//!   and the main thread gates candidates as they appear.
+//!
+//! Each accepted network is exported as a UCCI player and rated in short matches
+//! against the fixed baselines. The loop stops when the budget (wall time across
+//! restarts, games, training steps) is spent, then rates the best player in a longer
+//! final match and prints a summary. Killing the process at any moment and running the
+//! same command again resumes: finished games are in chunk files, the trainer resumes
+//! from its last checkpoint, gating picks up pending candidates, and the wall time
+//! spent is kept in `state.json`.
+
+use std::{
+    path::{Path, PathBuf},
+    sync::{
+        Arc,
+        atomic::{AtomicBool, Ordering},
+    },
+    thread,
+    time::{Duration, Instant},
+};
+
+use anyhow::{Context, Result, bail};
+use serde::{Deserialize, Serialize};
+use xq_eval::{
+    matches::{MatchConfig, run_match},
+    player::{Player, PlayerError},
+    referee::GameSettings,
+    spec::PlayerSpec,
+};
+use xq_selfplay::{Observer, ProgressMode, RunOptions, SelfplayConfig, Snapshot};
+
+use crate::{
+    cmd::{
+        gate::{GateSection, gate_once, net_spec},
+        selfplay::{load_accepted_evaluator, selfplay_event},
+        train::{TrainSection, train_until},
+        write_atomic,
+    },
+    rundir::{ModelRef, RunDir},
+};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The run's configuration (TOML; see configs/README.md).
+    #[arg(long)]
+    config: PathBuf,
+    /// Run directory (default: `[run] dir` of the config).
+    #[arg(long)]
+    run: Option<PathBuf>,
+}
+
+/// How the phases share the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Sync,
+    Concurrent,
+}
+
+/// The `[run]` section.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSection {
+    /// Run directory when `--run` is not given (relative to the working directory).
+    pub dir: Option<PathBuf>,
+    /// Seeds self-play (each generation and worker derive their own seeds from it).
+    pub seed: u64,
+    pub mode: Mode,
+    /// Wall-time budget in minutes, counted across restarts (0 = none).
+    pub budget_minutes: f64,
+    /// Stop after this many self-play games (0 = no limit).
+    pub max_games: u64,
+    /// Stop after this many training steps (0 = no limit).
+    pub max_steps: u64,
+    /// Self-play games between training phases (sync mode).
+    pub games_per_generation: u64,
+    /// Minutes kept back from the budget for the final rating match.
+    pub final_reserve_minutes: f64,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection {
+            dir: None,
+            seed: 1,
+            mode: Mode::Sync,
+            budget_minutes: 25.0,
+            max_games: 0,
+            max_steps: 0,
+            games_per_generation: 32,
+            final_reserve_minutes: 4.0,
+        }
+    }
+}
+
+/// The `[rating]` section: short matches of each accepted network against fixed
+/// baselines, and the final match of the best player.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RatingSection {
+    /// Player specifications of the baselines (see `xqz match --help`).
+    pub opponents: Vec<String>,
+    /// Games against each baseline after each promotion (0 = no rating).
+    pub games: usize,
+    /// MCTS visits per move of the network in rating games.
+    pub visits: u32,
+    /// Baselines of the final match of the best player.
+    pub final_opponents: Vec<String>,
+    /// Games against each final baseline at the end of the run (0 = none).
+    pub final_games: usize,
+    pub time_control: String,
+    pub concurrency: usize,
+    pub openings: String,
+    pub seed: u64,
+}
+
+impl Default for RatingSection {
+    fn default() -> Self {
+        RatingSection {
+            opponents: vec!["random".into(), "greedy".into(), "alphabeta:depth=1".into()],
+            games: 10,
+            visits: 32,
+            final_opponents: vec!["random".into(), "greedy".into()],
+            final_games: 100,
+            time_control: "own".into(),
+            concurrency: 2,
+            openings: "builtin".into(),
+            seed: 11,
+        }
+    }
+}
+
+/// The whole config file. Sections belonging to other commands are parsed by them
+/// (`[selfplay]` by xq-selfplay, `[train]` by `xqz train`), each refusing unknown keys.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RunFile {
+    #[serde(default)]
+    pub run: RunSection,
+    #[serde(default)]
+    pub selfplay: Option<toml::Value>,
+    #[serde(default)]
+    pub train: Option<toml::Value>,
+    #[serde(default)]
+    pub gate: GateSection,
+    #[serde(default)]
+    pub rating: RatingSection,
+}
+
+/// Everything a run needs, validated.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    pub text: String,
+    pub file: RunFile,
+    pub selfplay: SelfplayConfig,
+    pub train: TrainSection,
+}
+
+impl RunConfig {
+    /// Reads and validates every section.
+    ///
+    /// # Errors
+    /// The first problem, naming the section and key.
+    pub fn load(path: &Path) -> Result<RunConfig> {
+        let text = std::fs::read_to_string(path)
+            .with_context(|| format!("cannot read config {}", path.display()))?;
+        RunConfig::parse(&text).with_context(|| format!("config {}", path.display()))
+    }
+
+    pub fn parse(text: &str) -> Result<RunConfig> {
+        let file: RunFile = toml::from_str(text)?;
+        let selfplay = SelfplayConfig::from_toml(text)?;
+        selfplay.validate()?;
+        let train = TrainSection::from_toml(text)?;
+        for o in &file.rating.opponents {
+            o.parse::<PlayerSpec>().context("[rating] opponents")?;
+        }
+        for o in &file.rating.final_opponents {
+            o.parse::<PlayerSpec>()
+                .context("[rating] final_opponents")?;
+        }
+        file.rating
+            .time_control
+            .parse::<xq_eval::clock::TimeControl>()
+            .context("[rating] time_control")?;
+        file.gate
+            .time_control
+            .parse::<xq_eval::clock::TimeControl>()
+            .context("[gate] time_control")?;
+        if file.run.games_per_generation == 0 {
+            bail!("[run] games_per_generation must be at least 1");
+        }
+        if !(file.run.budget_minutes >= 0.0) || !(file.run.final_reserve_minutes >= 0.0) {
+            bail!("[run] budget_minutes and final_reserve_minutes must be non-negative");
+        }
+        Ok(RunConfig {
+            text: text.to_owned(),
+            file,
+            selfplay,
+            train,
+        })
+    }
+}
+
+/// What `state.json` keeps across restarts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+struct RunState {
+    /// Seconds of wall time spent in earlier invocations.
+    elapsed_seconds: f64,
+    /// Self-play games finished.
+    games: u64,
+    /// Self-play generations started (seeds each generation differently).
+    generations: u64,
+    /// Whether the final rating was done.
+    finished: bool,
+}
+
+impl RunState {
+    fn load(run: &RunDir) -> Result<RunState> {
+        let path = run.root().join("state.json");
+        match std::fs::read_to_string(&path) {
+            Ok(t) => {
+                serde_json::from_str(&t).with_context(|| format!("corrupt {}", path.display()))
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(RunState::default()),
+            Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+        }
+    }
+
+    fn save(&self, run: &RunDir) -> Result<()> {
+        write_atomic(
+            &run.root().join("state.json"),
+            serde_json::to_string_pretty(self)?.as_bytes(),
+        )
+    }
+}
+
+/// The budget, measured from this invocation's start plus earlier invocations.
+struct Budget {
+    start: Instant,
+    before: f64,
+    limit: Option<f64>,
+    reserve: f64,
+}
+
+impl Budget {
+    fn elapsed(&self) -> f64 {
+        self.before + self.start.elapsed().as_secs_f64()
+    }
+
+    /// Seconds left for the loop (the final match's reserve excluded).
+    fn loop_left(&self) -> Option<f64> {
+        self.limit.map(|l| l - self.reserve - self.elapsed())
+    }
+
+    fn loop_spent(&self) -> bool {
+        self.loop_left().is_some_and(|s| s <= 0.0)
+    }
+}
+
+fn log(line: &str) {
+    eprintln!("[{}] {line}", humantime(crate::rundir::now()));
+}
+
+fn humantime(secs: u64) -> String {
+    let s = secs % 86_400;
+    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
+}
+
+/// Copies the config into the run on first start; later starts must use the same
+/// config (or one that differs only in the budget), so a run stays explainable.
+fn record_config(run: &RunDir, cfg: &RunConfig) -> Result<()> {
+    let path = run.root().join("config.toml");
+    if path.exists() {
+        let old = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if old != cfg.text {
+            log(&format!(
+                "note: {} differs from the given config; the given one is used and copied over",
+                path.display()
+            ));
+        } else {
+            return Ok(());
+        }
+    }
+    write_atomic(&path, cfg.text.as_bytes())
+}
+
+/// Rates `model` against each of `opponents`; appends `rating` events.
+fn rate(
+    run: &RunDir,
+    model: &ModelRef,
+    r: &RatingSection,
+    opponents: &[String],
+    games: usize,
+    tag: &str,
+) -> Result<Vec<serde_json::Value>> {
+    let mut out = Vec::new();
+    if games == 0 {
+        return Ok(out);
+    }
+    let me = net_spec(run, model, r.visits);
+    let mut tb = xq_train::logging::TbLogger::new(run.logs_dir().join("rating"));
+    for opponent in opponents {
+        let spec: PlayerSpec = opponent.parse()?;
+        let config = MatchConfig {
+            games,
+            concurrency: r.concurrency.max(1),
+            settings: GameSettings {
+                time_control: r.time_control.parse()?,
+                ..GameSettings::default()
+            },
+            openings: crate::cmd::matches::load_openings(&r.openings, r.seed)?,
+            sprt: None,
+            seed: r.seed ^ model.step,
+            pgn_out: Some(run.matches_dir().join(format!(
+                "{tag}-{}-vs-{}.pgn",
+                model.name,
+                sanitize(opponent)
+            ))),
+            event: format!("{tag} {} vs {opponent}", model.name),
+        };
+        let build_a = || -> Result<Box<dyn Player>, PlayerError> { me.build() };
+        let build_b = || -> Result<Box<dyn Player>, PlayerError> { spec.build() };
+        let report = run_match(&build_a, &build_b, &config, &mut |_| {})?;
+        log(&format!("{tag}: {}", report.status.line()));
+        let mut ev = crate::cmd::matches::report_json(&report);
+        ev["model"] = model.name.clone().into();
+        ev["step"] = model.step.into();
+        ev["opponent"] = opponent.clone().into();
+        ev["final"] = (tag == "final").into();
+        run.event("rating", ev.clone())?;
+        if let (Some(e), "rating") = (report.status.elo.filter(|e| e.elo.is_finite()), tag) {
+            tb.scalar(
+                &format!("rating/elo_vs_{}", sanitize(opponent)),
+                e.elo,
+                model.step,
+            )?;
+        }
+        if let Some(score) = report.status.games.score() {
+            tb.scalar(
+                &format!("{tag}/score_vs_{}", sanitize(opponent)),
+                score,
+                model.step,
+            )?;
+        }
+        out.push(ev);
+    }
+    tb.flush();
+    Ok(out)
+}
+
+fn sanitize(s: &str) -> String {
+    s.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// Exports and rates a newly accepted network.
+fn after_promotion(run: &RunDir, cfg: &RunConfig, model: &ModelRef) -> Result<()> {
+    let binary = std::env::current_exe().context("cannot find the running xqz binary")?;
+    let out = run.players_dir().join(&model.name);
+    if !out.exists() {
+        let summary = xq_eval::export::export_player(&xq_eval::export::ExportOptions {
+            run: run.root().to_path_buf(),
+            model: Some(model.name.clone()),
+            out: Some(out.clone()),
+            binary,
+            settings: xq_eval::net::NetSettings {
+                visits: cfg.file.rating.visits,
+                ..xq_eval::net::NetSettings::default()
+            },
+            name: None,
+            force: false,
+        })?;
+        run.event(
+            "export",
+            serde_json::json!({"model": model.name, "step": model.step, "path": summary.out}),
+        )?;
+        log(&format!("exported {} to {}", model.name, out.display()));
+    }
+    let r = &cfg.file.rating;
+    rate(run, model, r, &r.opponents, r.games, "rating")?;
+    Ok(())
+}
+
+/// Gates every pending candidate; exports and rates each promotion.
+fn gate_pending(run: &RunDir, cfg: &RunConfig) -> Result<()> {
+    while let Some(accepted) = gate_once(run, &cfg.file.gate, &mut |l| log(l))? {
+        if accepted && let Some(m) = run.accepted()? {
+            // Export and rating only report on the network; their failure (a busy
+            // disk, an opponent engine that will not start) must not stop training.
+            if let Err(e) = after_promotion(run, cfg, &m) {
+                log(&format!(
+                    "warning: export or rating of {} failed: {e:#}",
+                    m.name
+                ));
+                run.event(
+                    "warning",
+                    serde_json::json!({"model": m.name, "message": format!("{e:#}")}),
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One self-play phase of `games` games (or until `stop`), with the accepted network.
+fn selfplay_phase(
+    run: &RunDir,
+    cfg: &RunConfig,
+    games: Option<u64>,
+    seed: u64,
+    stop: Arc<AtomicBool>,
+) -> Result<Snapshot> {
+    let (evaluator, watcher) = load_accepted_evaluator(run.root())?;
+    let events_run = run.clone();
+    let worker = format!("run-{}", xq_selfplay::worker_id());
+    let event_worker = worker.clone();
+    let options = RunOptions {
+        run_dir: Some(run.root().to_path_buf()),
+        games,
+        seed,
+        worker_id: Some(worker),
+        progress: ProgressMode::Lines,
+        progress_interval_secs: 30.0,
+        stop: Some(stop),
+        observer: Some(Observer {
+            every: Duration::from_secs(60),
+            call: Arc::new(move |s: &Snapshot| {
+                if let Err(e) = events_run.event("selfplay", selfplay_event(&event_worker, s)) {
+                    eprintln!("selfplay: warning: {e:#}");
+                }
+            }),
+        }),
+    };
+    let summary = xq_selfplay::run(&cfg.selfplay, &options, evaluator, watcher)?;
+    Ok(summary.stats)
+}
+
+/// Runs the loop; returns when the budget is spent.
+pub fn run_loop(run: &RunDir, cfg: &RunConfig) -> Result<()> {
+    let r = &cfg.file.run;
+    let mut state = RunState::load(run)?;
+    let budget = Budget {
+        start: Instant::now(),
+        before: state.elapsed_seconds,
+        limit: (r.budget_minutes > 0.0).then_some(r.budget_minutes * 60.0),
+        reserve: if cfg.file.rating.final_games > 0 {
+            r.final_reserve_minutes * 60.0
+        } else {
+            0.0
+        },
+    };
+    log(&format!(
+        "run {}: {:.1} of {} minutes spent, {} games so far, mode {:?}",
+        run.root().display(),
+        budget.elapsed() / 60.0,
+        if r.budget_minutes > 0.0 {
+            format!("{:.1}", r.budget_minutes)
+        } else {
+            "unlimited".into()
+        },
+        state.games,
+        r.mode
+    ));
+    // Candidates left from an interrupted run are gated first.
+    gate_pending(run, cfg)?;
+    let games_left =
+        |state: &RunState| (r.max_games > 0).then(|| r.max_games.saturating_sub(state.games));
+    let steps_spent = |step: u64| r.max_steps > 0 && step >= r.max_steps;
+    let mut step = crate::cmd::train::current_step(run)?;
+    match r.mode {
+        Mode::Sync => {
+            while !budget.loop_spent() && games_left(&state) != Some(0) && !steps_spent(step) {
+                // Train as far as the pacing allows (supervised pre-training first on a
+                // fresh run, if configured), then gate what the trainer proposed.
+                let stop = Arc::new(AtomicBool::new(false));
+                let max = (r.max_steps > 0).then_some(r.max_steps);
+                step = with_deadline(&stop, budget.loop_left(), || {
+                    train_until(run, &cfg.train, max, &stop, &mut |l| log(l))
+                })?;
+                gate_pending(run, cfg)?;
+                state.elapsed_seconds = budget.elapsed();
+                state.save(run)?;
+                if budget.loop_spent() || steps_spent(step) {
+                    break;
+                }
+                // Self-play one generation with the accepted network.
+                let stop = Arc::new(AtomicBool::new(false));
+                let n = games_left(&state)
+                    .map_or(r.games_per_generation, |g| g.min(r.games_per_generation));
+                let seed = r
+                    .seed
+                    .wrapping_mul(1_000_003)
+                    .wrapping_add(state.generations);
+                state.generations += 1;
+                state.save(run)?;
+                let s = with_deadline(&stop, budget.loop_left(), || {
+                    selfplay_phase(run, cfg, Some(n), seed, stop.clone())
+                })?;
+                state.games += s.games;
+                state.elapsed_seconds = budget.elapsed();
+                state.save(run)?;
+            }
+        }
+        Mode::Concurrent => {
+            let stop = Arc::new(AtomicBool::new(false));
+            let seed = r
+                .seed
+                .wrapping_mul(1_000_003)
+                .wrapping_add(state.generations);
+            state.generations += 1;
+            state.save(run)?;
+            thread::scope(|scope| -> Result<()> {
+                let sp_stop = stop.clone();
+                let games = games_left(&state);
+                let selfplay = scope.spawn(move || selfplay_phase(run, cfg, games, seed, sp_stop));
+                let tr_stop = stop.clone();
+                let max = (r.max_steps > 0).then_some(r.max_steps);
+                let trainer = scope.spawn(move || -> Result<u64> {
+                    let mut step = 0;
+                    while !tr_stop.load(Ordering::SeqCst) {
+                        step = train_until(run, &cfg.train, max, &tr_stop, &mut |l| log(l))?;
+                        if max.is_some_and(|m| step >= m) {
+                            break;
+                        }
+                        thread::sleep(Duration::from_secs(2));
+                    }
+                    Ok(step)
+                });
+                let mut result = Ok(());
+                while !budget.loop_spent() && !selfplay.is_finished() && !trainer.is_finished() {
+                    if let Err(e) = gate_pending(run, cfg) {
+                        result = Err(e);
+                        break;
+                    }
+                    state.elapsed_seconds = budget.elapsed();
+                    state.save(run)?;
+                    thread::sleep(Duration::from_secs(5));
+                }
+                stop.store(true, Ordering::SeqCst);
+                let s = selfplay
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("self-play thread panicked"))??;
+                step = trainer
+                    .join()
+                    .map_err(|_| anyhow::anyhow!("training thread panicked"))??;
+                state.games += s.games;
+                result
+            })?;
+            gate_pending(run, cfg)?;
+        }
+    }
+    state.elapsed_seconds = budget.elapsed();
+    state.save(run)?;
+    if !state.finished {
+        if let Some(best) = run.accepted()? {
+            log(&format!(
+                "final rating of {} ({} games per opponent)",
+                best.name, cfg.file.rating.final_games
+            ));
+            let r = &cfg.file.rating;
+            rate(run, &best, r, &r.final_opponents, r.final_games, "final")?;
+        }
+        state.finished = true;
+    }
+    state.elapsed_seconds = budget.elapsed();
+    state.save(run)?;
+    summary(run, &state, step)
+}
+
+/// Runs `f` with `stop` set when `seconds_left` run out.
+fn with_deadline<T>(
+    stop: &Arc<AtomicBool>,
+    seconds_left: Option<f64>,
+    f: impl FnOnce() -> Result<T>,
+) -> Result<T> {
+    let Some(left) = seconds_left else { return f() };
+    let done = Arc::new(AtomicBool::new(false));
+    let (stop2, done2) = (stop.clone(), done.clone());
+    let deadline = Instant::now() + Duration::from_secs_f64(left.max(0.0));
+    let watchdog = thread::spawn(move || {
+        while !done2.load(Ordering::SeqCst) {
+            if Instant::now() >= deadline {
+                stop2.store(true, Ordering::SeqCst);
+                return;
+            }
+            thread::sleep(Duration::from_millis(200));
+        }
+    });
+    let out = f();
+    done.store(true, Ordering::SeqCst);
+    let _ = watchdog.join();
+    out
+}
+
+fn summary(run: &RunDir, state: &RunState, step: u64) -> Result<()> {
+    let ratings = run.events(Some("rating"))?;
+    let accepted = run.events(Some("promote"))?.len();
+    println!("run {} finished", run.root().display());
+    println!(
+        "  {:.1} minutes, {} self-play games, {} positions, {} training steps, {} accepted networks",
+        state.elapsed_seconds / 60.0,
+        state.games,
+        selfplay_positions(run)?,
+        step,
+        accepted
+    );
+    for e in &ratings {
+        let get = |k: &str| e.get(k).cloned().unwrap_or(serde_json::Value::Null);
+        let text = |k: &str| get(k).as_str().unwrap_or("?").to_owned();
+        println!(
+            "  {} {} vs {}: score {} ({} games), Elo {} [{}, {}]",
+            if get("final").as_bool() == Some(true) {
+                "final "
+            } else {
+                "rating"
+            },
+            text("model"),
+            text("opponent"),
+            get("score")
+                .as_f64()
+                .map_or("-".into(), |s| format!("{:.1}%", 100.0 * s)),
+            get("games"),
+            fmt_elo(&get("elo")),
+            fmt_elo(&get("elo_lower")),
+            fmt_elo(&get("elo_upper")),
+        );
+    }
+    match run.accepted()? {
+        Some(m) => println!(
+            "  best player: {}",
+            run.players_dir().join(&m.name).display()
+        ),
+        None => println!("  no network was accepted yet"),
+    }
+    Ok(())
+}
+
+/// Self-play positions of the whole run: each worker's events carry its running
+/// totals, so the last value of each worker is summed.
+fn selfplay_positions(run: &RunDir) -> Result<u64> {
+    let mut last = std::collections::BTreeMap::<String, u64>::new();
+    for e in run.events(Some("selfplay"))? {
+        let worker = e
+            .get("worker")
+            .and_then(|w| w.as_str())
+            .unwrap_or("")
+            .to_owned();
+        if let Some(p) = e.get("positions").and_then(serde_json::Value::as_u64) {
+            let v = last.entry(worker).or_default();
+            *v = (*v).max(p);
+        }
+    }
+    Ok(last.values().sum())
+}
+
+fn fmt_elo(v: &serde_json::Value) -> String {
+    match v.as_f64() {
+        Some(x) if x.is_finite() => format!("{x:+.0}"),
+        _ => "-".into(),
+    }
+}
+
+pub fn run(args: Args) -> Result<()> {
+    let cfg = RunConfig::load(&args.config)?;
+    let dir = match (&args.run, &cfg.file.run.dir) {
+        (Some(d), _) => d.clone(),
+        (None, Some(d)) => d.clone(),
+        (None, None) => bail!(
+            "no run directory: give --run DIR or set [run] dir in {}",
+            args.config.display()
+        ),
+    };
+    let run = RunDir::open(&dir)?;
+    record_config(&run, &cfg)?;
+    run_loop(&run, &cfg)
+}
