@@ -369,3 +369,35 @@ fn a_new_run_pretrains_on_its_pgn_records_then_trains_paced_on_self_play_data() 
         6 + positions / 4 / 32
     );
 }
+
+#[test]
+fn bench_train_reports_trainer_and_evaluator_speed() {
+    let out = Command::new(XQZ)
+        .args([
+            "bench",
+            "train",
+            "--no-python",
+            "--batch",
+            "8",
+            "--steps",
+            "1",
+            "--rounds",
+            "1",
+            "--threads",
+            "1",
+            "--eval-batches",
+            "1,4",
+            "--eval-seconds",
+            "0.05",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains("train: rust "), "{stdout}");
+    assert_eq!(stdout.matches("evaluator: batch").count(), 2, "{stdout}");
+}

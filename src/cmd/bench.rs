@@ -35,6 +35,39 @@ pub struct Args {
 enum What {
     /// Perft nodes/second, single-threaded, against Fairy-Stockfish's `go perft`.
     Perft(PerftArgs),
+    /// Trainer samples/second against the same PyTorch loop, and evaluator positions/second.
+    Train(TrainBenchArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct TrainBenchArgs {
+    /// Network preset: small (4x48), medium (10x128) or large (20x256).
+    #[arg(long, default_value = "small")]
+    net: String,
+    /// Samples per training step.
+    #[arg(long, default_value_t = 256)]
+    batch: usize,
+    /// Timed training steps per round.
+    #[arg(long, default_value_t = 20)]
+    steps: usize,
+    /// Rounds of each side, alternating; the best of each is compared.
+    #[arg(long, default_value_t = 2)]
+    rounds: usize,
+    /// Intra-op threads of both sides (0 = libtorch's default).
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+    /// auto, cpu, cuda or cuda:N.
+    #[arg(long, default_value = "cpu")]
+    device: String,
+    /// Evaluator batch sizes, comma-separated.
+    #[arg(long, default_value = "1,16,64,256", value_delimiter = ',')]
+    eval_batches: Vec<usize>,
+    /// Seconds per evaluator batch size.
+    #[arg(long, default_value_t = 2.0)]
+    eval_seconds: f64,
+    /// Measure the Rust trainer only (no PyTorch reference).
+    #[arg(long)]
+    no_python: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -62,6 +95,7 @@ struct PerftArgs {
 pub fn run(args: Args) -> Result<()> {
     match args.what {
         What::Perft(a) => bench_perft(&a),
+        What::Train(a) => bench_train(&a),
     }
 }
 
@@ -339,4 +373,67 @@ impl Drop for Fsf {
         let _ = self.stdin.flush();
         let _ = self.child.wait();
     }
+}
+
+/// `xqz bench train`: the PyTorch side runs from the project's `.venv` (or
+/// `$XQZ_PYTHON`), found from the current directory, else from the source tree.
+fn bench_train(a: &TrainBenchArgs) -> Result<()> {
+    use xq_train::bench::{
+        TrainBenchOptions, compare_train, evaluator_throughput, project_python,
+        rust_train_throughput,
+    };
+    let net = xq_train::NetConfig::preset(&a.net)
+        .with_context(|| format!("--net {:?}: expected small, medium or large", a.net))?;
+    let device: xq_train::DeviceChoice = a
+        .device
+        .parse()
+        .with_context(|| format!("--device {:?}", a.device))?;
+    ensure!(
+        a.batch > 0 && a.steps > 0 && a.rounds > 0,
+        "--batch, --steps and --rounds must be at least 1"
+    );
+    ensure!(
+        a.eval_batches.iter().all(|&b| b > 0),
+        "--eval-batches must be positive"
+    );
+    xq_train::set_threads(a.threads);
+    let opts = TrainBenchOptions {
+        net: net.clone(),
+        batch_size: a.batch,
+        steps: a.steps,
+        rounds: a.rounds,
+        threads: a.threads,
+        device,
+        ..TrainBenchOptions::default()
+    };
+    println!(
+        "train: net {}x{} batch {} steps {} rounds {} device {device}",
+        net.blocks, net.channels, opts.batch_size, opts.steps, opts.rounds
+    );
+    if a.no_python {
+        let r = rust_train_throughput(&opts)?;
+        println!("train: rust {:.0} samples/s", r.samples_per_sec);
+    } else {
+        let here = std::env::current_dir().unwrap_or_default();
+        let root = if here.join(".venv").is_dir() {
+            here
+        } else {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        };
+        let python = project_python(&root);
+        let c = compare_train(&python, &opts)?;
+        println!(
+            "train: rust {:.0} samples/s, pytorch {:.0} samples/s, ratio {:.2}x",
+            c.rust.samples_per_sec, c.python.samples_per_sec, c.ratio
+        );
+    }
+    if !a.eval_batches.is_empty() {
+        for r in evaluator_throughput(&net, device, &a.eval_batches, a.eval_seconds)? {
+            println!(
+                "evaluator: batch {:>4}: {:>9.0} positions/s",
+                r.batch_size, r.positions_per_sec
+            );
+        }
+    }
+    Ok(())
 }

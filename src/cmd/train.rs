@@ -132,6 +132,8 @@ struct SelfplayData {
     prefetcher: Option<Prefetcher>,
     /// Positions in the data directory at the last refresh.
     positions: u64,
+    /// Step of the last rescan that could adopt a new window (`refresh_every` counts
+    /// from here).
     window_step: u64,
 }
 
@@ -403,10 +405,12 @@ impl TrainSession {
             .window
             .as_ref()
             .is_none_or(|w| w.fingerprint() != window.fingerprint());
+        if adopt {
+            self.selfplay.window_step = self.trainer.step_count();
+        }
         if (adopt || self.selfplay.window.is_none()) && changed && !window.is_empty() {
             self.selfplay.window = Some(Arc::new(window));
             self.selfplay.prefetcher = None;
-            self.selfplay.window_step = self.trainer.step_count();
         }
         Ok(())
     }
@@ -776,6 +780,11 @@ pub fn run(args: Args) -> Result<()> {
         None => TrainSection::default(),
     };
     let run = RunDir::open(&args.run)?;
+    let mut cfg = cfg;
+    if let (Some(n), 0) = (args.steps, cfg.trainer.total_steps) {
+        // The progress bar's ETA: this invocation ends at the current step + N.
+        cfg.trainer.total_steps = current_step(&run)? + n;
+    }
     let progress = if args.quiet {
         Progress::Off
     } else if args.log_lines {
