@@ -211,3 +211,51 @@ fn the_accepted_network_plays_when_the_run_has_one() {
     assert!(stderr.contains("models/accepted/s9"), "{stderr}");
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
 }
+
+#[test]
+fn several_workers_share_one_run_directory() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = dir.path().join("run");
+    let config = dir.path().join("selfplay.toml");
+    std::fs::write(&config, TINY).unwrap();
+    // Same seed on purpose: the worker ids alone keep their files apart.
+    let children: Vec<_> = (0..3)
+        .map(|_| {
+            Command::new(XQZ)
+                .args([
+                    "selfplay", "--quiet", "--games", "3", "--seed", "5", "--run",
+                ])
+                .arg(&run)
+                .arg("--config")
+                .arg(&config)
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    for c in children {
+        let out = c.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let workers = files_with(&run.join("workers"), ".toml");
+    assert_eq!(workers.len(), 3, "worker ids collided");
+    assert_eq!(files_with(&run.join("games"), ".pgn").len(), 9);
+    let mut ids = std::collections::BTreeSet::new();
+    for c in files_with(&run.join("data"), ".xqc") {
+        xq_data::read_chunk(&c).unwrap();
+        let name = c.file_name().unwrap().to_str().unwrap().to_owned();
+        ids.insert(name.rsplit_once('-').unwrap().0.to_owned());
+    }
+    assert_eq!(ids.len(), 3, "{ids:?}");
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    assert_eq!(events.lines().count(), 3);
+    for line in events.lines() {
+        let v: serde_json::Value = serde_json::from_str(line).unwrap();
+        assert_eq!(v["games"], 3);
+    }
+}
