@@ -33,6 +33,7 @@ use xq_train::{EvaluatorOptions, TorchEvaluator};
 use crate::{
     clock::Limits,
     player::{Decision, GameView, Player, PlayerError, Reply, ThinkInfo},
+    ucci::engine::Score,
 };
 
 /// The largest centipawn score [`value_to_cp`] reports (a won position).
@@ -314,9 +315,32 @@ pub fn choose_allowed(result: &SearchResult, banned: &[Move]) -> Option<Move> {
     Some(i.map_or(best, |i| result.moves[i]))
 }
 
-/// The value of playing `mv` (its Q), or the root value if it was never visited.
+/// The exact value of `mv` (1 win, 0 draw, −1 loss for the side to move) when the rules
+/// or the search's solver decided it.
+pub fn move_exact(result: &SearchResult, mv: Move) -> Option<f32> {
+    let i = result.moves.iter().position(|&m| m == mv)?;
+    result.exact.get(i).copied().flatten()
+}
+
+/// The value of playing `mv`: exact if decided, else its Q, else (never visited) the
+/// root value.
 pub fn move_value(result: &SearchResult, mv: Move) -> f32 {
-    result.q_of(mv).unwrap_or(result.value)
+    move_exact(result, mv)
+        .or_else(|| result.q_of(mv))
+        .unwrap_or(result.value)
+}
+
+/// The `info` score of playing `mv` with principal variation `pv`: a mate score when
+/// the move is a proven win or loss (the distance, in moves, is the PV's: the winner's
+/// moves are proven, the loser's are the most-visited defence, so it is an upper
+/// bound), else centipawns ([`value_to_cp`]).
+pub fn report_score(result: &SearchResult, mv: Move, pv: &[Move]) -> Score {
+    let moves = (pv.len().max(1) as i32 + 1) / 2;
+    match move_exact(result, mv) {
+        Some(v) if v >= 1.0 => Score::Mate(moves),
+        Some(v) if v <= -1.0 => Score::Mate(-moves),
+        _ => Score::Cp(value_to_cp(move_value(result, mv))),
+    }
 }
 
 /// The principal variation starting with `mv`: the search's PV if it starts there,
@@ -448,12 +472,23 @@ impl Player for NetPlayer {
             },
             offer_draw: s.draw_cp.is_some_and(|d| cp <= d),
             info: ThinkInfo {
-                score: Some(cp),
+                score: Some(think_score(&result, mv, cp)),
                 depth: Some(report_depth(&result)),
                 nodes: Some(u64::from(result.root_visits)),
                 pv: pv_for(&result, mv),
             },
         })
+    }
+}
+
+/// [`ThinkInfo::score`]: centipawns, or for a proven result the alpha-beta engine's
+/// mate convention (±`MATE` less the distance in plies).
+fn think_score(result: &SearchResult, mv: Move, cp: i32) -> i32 {
+    use crate::alphabeta::MATE;
+    match report_score(result, mv, &pv_for(result, mv)) {
+        Score::Mate(n) if n > 0 => MATE - (2 * n - 1),
+        Score::Mate(n) => -MATE + 2 * n.abs(),
+        Score::Cp(_) => cp,
     }
 }
 

@@ -224,7 +224,13 @@ fn net_player_resigns_a_lost_position_when_asked_to() {
         banned: &[],
     };
     let r = p.think(&view, &Limits::default()).unwrap();
-    assert!(r.info.score.unwrap() <= -500, "{:?}", r.info);
+    // A proven loss: the mate convention of the alpha-beta engine (mated in 2 plies).
+    assert_eq!(
+        r.info.score,
+        Some(-xq_eval::alphabeta::MATE + 2),
+        "{:?}",
+        r.info
+    );
     assert_eq!(r.decision, Decision::Resign);
     let mut keep = NetPlayer::new(Box::new(UniformEvaluator), settings(300), "u").unwrap();
     assert!(matches!(
@@ -487,4 +493,53 @@ fn a_go_sent_right_after_bestmove_is_never_ignored() {
         .filter(|l| l.starts_with("info string"))
         .collect();
     assert!(errors.is_empty(), "{errors:?}");
+}
+
+#[test]
+fn a_proven_mate_is_reported_as_a_mate_score() {
+    let (mut e, buf) = engine_with(Box::new(UniformEvaluator), settings(100));
+    e.handle_line("ucci");
+    // c0d0 mates at once.
+    e.handle_line("position fen 3k5/9/9/9/r1p6/9/9/9/9/R1R1K4 w - - 0 1");
+    e.handle_line("go nodes 60");
+    wait_idle(&mut e);
+    let lines = buf.lines();
+    let info = lines.iter().rfind(|l| l.starts_with("info depth")).unwrap();
+    assert!(info.contains(" score mate 1 "), "{info}");
+    assert_eq!(lines.last().unwrap(), "bestmove c0d0");
+    // The side being mated sees the negative distance: every Red move there allows
+    // b2b0 mate (see net_player_resigns_a_lost_position_when_asked_to).
+    e.handle_line("position fen P3k3P/9/9/9/9/9/9/1r7/r8/3K5 w - - 0 1");
+    e.handle_line("go nodes 300");
+    wait_idle(&mut e);
+    let lines = buf.lines();
+    let info = lines.iter().rfind(|l| l.starts_with("info depth")).unwrap();
+    assert!(info.contains(" score mate -1 "), "{info}");
+}
+
+#[test]
+fn net_player_searches_by_time_when_the_clock_gives_a_budget() {
+    // One visit by default: only a time budget can make it search more.
+    let mut p = NetPlayer::new(Box::new(UniformEvaluator), settings(1), "u").unwrap();
+    p.new_game(0).unwrap();
+    let g = Game::new(Position::startpos());
+    let view = GameView {
+        game: &g,
+        banned: &[],
+    };
+    assert_eq!(
+        p.think(&view, &Limits::default()).unwrap().info.nodes,
+        Some(1)
+    );
+    p.new_game(0).unwrap();
+    let limits = Limits {
+        movetime: Some(Duration::from_millis(200)),
+        ..Limits::default()
+    };
+    let r = p.think(&view, &limits).unwrap();
+    assert!(r.info.nodes.unwrap() > 8, "{:?}", r.info);
+    let Decision::Move(m) = r.decision else {
+        panic!()
+    };
+    assert!(g.position().is_legal(m));
 }

@@ -31,7 +31,7 @@ use crate::{
     control::SearchControl,
     net::{
         MAX_VISITS, NetError, NetSettings, REPORT_INTERVAL, TreeKeeper, choose_allowed,
-        load_network, move_value, pv_for, report_depth, run_search, value_to_cp,
+        load_network, move_value, pv_for, report_depth, report_score, run_search, value_to_cp,
     },
 };
 
@@ -211,11 +211,12 @@ impl Backend for MctsBackend {
                 last_report = Instant::now();
                 let r = s.result();
                 if let Some(mv) = choose_allowed(&r, banned) {
+                    let pv = pv_for(&r, mv);
                     report(&SearchReport {
                         depth: report_depth(&r),
-                        score: Score::Cp(value_to_cp(move_value(&r, mv))),
+                        score: report_score(&r, mv, &pv),
                         nodes: u64::from(r.root_visits),
-                        pv: pv_for(&r, mv),
+                        pv,
                     });
                 }
             }
@@ -239,7 +240,7 @@ impl Backend for MctsBackend {
         let pv = pv_for(&result, mv);
         report(&SearchReport {
             depth: report_depth(&result),
-            score: Score::Cp(cp),
+            score: report_score(&result, mv, &pv),
             nodes: u64::from(result.root_visits),
             pv: pv.clone(),
         });
