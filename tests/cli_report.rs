@@ -47,9 +47,13 @@ fn events() -> String {
     let mut lines: Vec<String> = Vec::new();
     let mut push = |v: Value| lines.push(v.to_string());
     let t = 1_790_000_000_u64;
-    for (i, games) in [10_u64, 12, 8].into_iter().enumerate() {
+    // Running totals per worker: w1 reaches 22 games, w2 8, so the run has 30.
+    for (i, (worker, games)) in [("w1", 10_u64), ("w1", 22), ("w2", 8)]
+        .into_iter()
+        .enumerate()
+    {
         push(
-            json!({"time": t + i as u64 * 60, "kind": "selfplay", "games": games, "positions": games * 90,
+            json!({"time": t + i as u64 * 60, "kind": "selfplay", "worker": worker, "games": games, "positions": games * 90,
             "red_wins": games / 2, "black_wins": games / 4, "draws": games - games / 2 - games / 4,
             "avg_length": 90.0 - i as f64, "avg_batch": 12.5, "cache_hit_rate": 0.3,
             "resign_false_positive_rate": 0.05}),

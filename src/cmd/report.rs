@@ -12,9 +12,9 @@
 //! fields leave gaps, and an empty run still gives a valid page with "no data yet".
 //! Only a run directory that does not exist is an error.
 //!
-//! Event semantics the page relies on: `selfplay` events count what happened since
-//! the writer's previous event (their `games` and `positions` are summed), unless they
-//! carry `total_games` / `total_positions`, which are then taken as running totals.
+//! Event semantics the page relies on: a `selfplay` event carries its worker's running
+//! totals (`games`, `positions` since the worker started, as `xqz selfplay` writes
+//! them); the run's totals are the sum over workers of each worker's latest values.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -301,8 +301,8 @@ fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result<Rep
     let mut accepted: BTreeSet<String> = BTreeSet::new();
     let mut best_player: Option<String> = None;
     let mut incomplete: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let mut per_worker: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let (mut sum_games, mut sum_positions) = (None::<u64>, None::<u64>);
-    let (mut total_games, mut total_positions) = (None::<u64>, None::<u64>);
     let mut max_step: Option<u64> = None;
     let mut train_latest = BTreeMap::new();
     let mut selfplay_latest = BTreeMap::new();
@@ -376,15 +376,20 @@ fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result<Rep
             }
             Some("selfplay") => {
                 let mut fields = numeric_fields(ev);
+                let worker = text(ev, "worker").unwrap_or_default();
+                let entry = per_worker.entry(worker).or_default();
                 if let Some(g) = count(ev, "games") {
-                    sum_games = Some(sum_games.unwrap_or(0) + g);
+                    entry.0 = entry.0.max(g);
+                    sum_games = Some(per_worker.values().map(|w| w.0).sum());
                 }
+                let entry = per_worker
+                    .entry(text(ev, "worker").unwrap_or_default())
+                    .or_default();
                 if let Some(p) = count(ev, "positions") {
-                    sum_positions = Some(sum_positions.unwrap_or(0) + p);
+                    entry.1 = entry.1.max(p);
+                    sum_positions = Some(per_worker.values().map(|w| w.1).sum());
                 }
-                total_games = total_games.max(count(ev, "total_games"));
-                total_positions = total_positions.max(count(ev, "total_positions"));
-                let x = total_games.or(sum_games);
+                let x = sum_games;
                 #[allow(clippy::cast_precision_loss)]
                 let x = x.map_or(data.selfplay.len() as f64 + 1.0, |g| g as f64);
                 selfplay_latest.extend(fields.clone());
@@ -445,8 +450,8 @@ fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result<Rep
             )
         });
     }
-    totals.games = total_games.or(sum_games);
-    totals.positions = total_positions.or(sum_positions);
+    totals.games = sum_games;
+    totals.positions = sum_positions;
     totals.steps = max_step;
     totals.accepted = accepted.len();
 
