@@ -723,6 +723,9 @@ pub fn train_until(
     stop: &AtomicBool,
     log: &mut dyn FnMut(&str),
 ) -> Result<u64> {
+    if stop.load(Ordering::Relaxed) || !may_train(run, cfg, max_step)? {
+        return current_step(run);
+    }
     let mut session = TrainSession::open(run, cfg, &[], Progress::Off, log)?;
     let max_steps = max_step.map(|m| m.saturating_sub(session.step()));
     if max_steps == Some(0) {
@@ -731,6 +734,50 @@ pub fn train_until(
     Ok(session
         .train(TrainTarget::Paced { max_steps }, stop, log)?
         .step)
+}
+
+/// A cheap look (checkpoint sidecar and chunk headers, no network, no chunk bodies)
+/// at whether [`train_until`] could take a step now, so a loop polling it does not
+/// reload the trainer and its window every time the pacing says no.
+fn may_train(run: &RunDir, cfg: &TrainSection, max_step: Option<u64>) -> Result<bool> {
+    let newest = xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())?.pop();
+    let (step, saved) = match &newest {
+        Some((step, path)) => {
+            let sc = xq_train::checkpoint::Sidecar::read(path)?;
+            let saved: SavedData = sc
+                .data_cursor
+                .and_then(|v| serde_json::from_value(v).ok())
+                .unwrap_or_default();
+            (*step, saved)
+        }
+        None => (0, SavedData::default()),
+    };
+    if max_step.is_some_and(|m| step >= m) {
+        return Ok(false);
+    }
+    let pretraining = match newest {
+        None => cfg.data.pretrain.as_ref().is_some_and(|p| p.steps > 0),
+        Some(_) => step < saved.pretrain_steps,
+    };
+    if pretraining {
+        return Ok(true);
+    }
+    let mut positions = 0u64;
+    let dir = run.data_dir();
+    for entry in
+        std::fs::read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?
+    {
+        let path = entry?.path();
+        if xq_data::io::is_chunk_file(&path)
+            && let Ok(h) = xq_data::read_chunk_header(&path)
+        {
+            positions += u64::from(h.records);
+        }
+    }
+    let used = saved.selfplay.map_or(0, |c| c.samples);
+    let d = &cfg.data;
+    Ok(positions >= d.min_positions.max(1)
+        && (used + d.batch_size as u64) as f64 <= positions as f64 * d.samples_per_position)
 }
 
 /// The step of the run's newest checkpoint (0 when it has none).
@@ -948,5 +995,16 @@ mod tests {
                     .join(format!("ckpt-{:010}.json", b.step))
             )
         );
+        // train_until's cheap look agrees: no step until more data arrives.
+        drop(s);
+        assert!(!may_train(&run, &cfg, None).unwrap());
+        assert_eq!(
+            train_until(&run, &cfg, None, &stop, &mut |_| {}).unwrap(),
+            b.step
+        );
+        random_games(&run, 2, 3);
+        assert!(may_train(&run, &cfg, None).unwrap());
+        assert!(!may_train(&run, &cfg, Some(b.step)).unwrap());
+        assert!(train_until(&run, &cfg, None, &stop, &mut |_| {}).unwrap() > b.step);
     }
 }
