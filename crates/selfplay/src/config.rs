@@ -44,11 +44,16 @@ pub struct SelfplayConfig {
     /// Leaves each game's search selects per step (with virtual loss). 1 is exact
     /// sequential MCTS per game; batching happens across games.
     pub leaves_per_game: usize,
-    /// Most positions per evaluator call.
+    /// Most positions per evaluator call; also when the server stops collecting and
+    /// evaluates. Near `parallel_games × leaves_per_game / search_threads` (one
+    /// thread's request), each request starts an evaluator call at once while the
+    /// other threads step their games (pipelining); larger values make the threads
+    /// wait for each other and fill bigger batches (lockstep), which suits a network
+    /// whose cost per position falls steeply with the batch size (GPUs).
     pub max_batch: usize,
     /// How long the evaluation server waits for more requests to fill a batch after
     /// the first one arrives, in milliseconds. It never waits when every search thread
-    /// has already sent its request.
+    /// has already sent its request; 0 evaluates whatever has arrived.
     pub batch_timeout_ms: u64,
     /// Entries of the evaluation cache (0 disables it). Keyed by what the encoder sees,
     /// so a hit is exactly the evaluation the network would return.
