@@ -34,8 +34,18 @@ fn play(
 
 #[test]
 fn batched_games_equal_the_same_games_played_alone_and_chunks_read_back_identical() {
+    batched_equals_alone(1);
+}
+
+#[test]
+fn with_several_leaves_per_game_batched_games_still_equal_games_played_alone() {
+    batched_equals_alone(3);
+}
+
+fn batched_equals_alone(leaves_per_game: usize) {
     let dir = tempfile::tempdir().unwrap();
-    let config = tiny_config();
+    let mut config = tiny_config();
+    config.leaves_per_game = leaves_per_game;
     let summary = play(
         &config,
         Some(dir.path()),
