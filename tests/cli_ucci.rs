@@ -198,6 +198,14 @@ fn exported_player_plays_fairy_stockfish_without_protocol_errors() {
     let mut s = Session::start(xqz().arg("ucci").arg("--player").arg(&player));
     play_one_move(&mut s, "ucciok");
     s.quit();
+    // And a checkpoint can be played directly (here: the run's newest).
+    let mut s = Session::start(
+        xqz()
+            .args(["ucci", "--visits", "8", "--checkpoint"])
+            .arg(&run),
+    );
+    play_one_move(&mut s, "ucciok");
+    s.quit();
 
     if !Path::new(FAIRY_STOCKFISH).exists() {
         panic!("{FAIRY_STOCKFISH} is needed (scripts/setup installs it)");
