@@ -173,7 +173,18 @@ impl RunConfig {
     pub fn load(path: &Path) -> Result<RunConfig> {
         let text = std::fs::read_to_string(path)
             .with_context(|| format!("cannot read config {}", path.display()))?;
-        RunConfig::parse(&text).with_context(|| format!("config {}", path.display()))
+        let mut cfg =
+            RunConfig::parse(&text).with_context(|| format!("config {}", path.display()))?;
+        // Pre-training files are named relative to the config file.
+        if let Some(p) = &mut cfg.train.data.pretrain {
+            let base = path.parent().unwrap_or(Path::new("."));
+            for f in &mut p.pgn {
+                if f.is_relative() {
+                    *f = base.join(&*f);
+                }
+            }
+        }
+        Ok(cfg)
     }
 
     pub fn parse(text: &str) -> Result<RunConfig> {
