@@ -703,3 +703,52 @@ pub fn run(args: Args) -> Result<()> {
     record_config(&run, &cfg)?;
     run_loop(&run, &cfg)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_shipped_config_is_valid() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "toml")
+                && !path.ends_with("tournament-baselines.toml")
+            {
+                let cfg =
+                    RunConfig::load(&path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+                if let Some(p) = &cfg.train.data.pretrain {
+                    for f in &p.pgn {
+                        assert!(
+                            f.exists(),
+                            "{}: pre-training file {} is missing",
+                            path.display(),
+                            f.display()
+                        );
+                    }
+                }
+                n += 1;
+            }
+        }
+        assert!(n >= 4, "only {n} configs");
+    }
+
+    #[test]
+    fn unknown_keys_are_named_in_every_section() {
+        for (text, needle) in [
+            ("[run]\nbudget_minuts = 3\n", "budget_minuts"),
+            ("[runn]\n", "runn"),
+            ("[selfplay]\nparalel_games = 3\n", "paralel_games"),
+            ("[train]\nlerning_rate = 0.1\n", "lerning_rate"),
+            ("[gate]\nvisit = 3\n", "visit"),
+            ("[rating]\nopponents = [\"randm\"]\n", "randm"),
+            ("[run]\ngames_per_generation = 0\n", "games_per_generation"),
+            ("[gate]\ntime_control = \"fast\"\n", "time_control"),
+        ] {
+            let e = format!("{:#}", RunConfig::parse(text).unwrap_err());
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+    }
+}
