@@ -253,10 +253,19 @@ impl TreeKeeper {
     }
 }
 
+/// How long one evaluator call may take in a search that `stop` or a clock can end
+/// (see [`run_search`]).
+pub const STOP_BATCH_TIME: Duration = Duration::from_millis(25);
+
 /// Runs one move's search: up to `visits` root visits (tree-reuse visits count), in
-/// batches of the search's `batch_size`, until `should_stop` says so (asked between
-/// batches, once the root has been evaluated, so there is always a move to play) or the
-/// tree holds `max_nodes`. `progress` is called after every batch.
+/// batches of up to the search's `batch_size`, until `should_stop` says so (asked
+/// between batches, once the root has been evaluated, so there is always a move to
+/// play) or the tree holds `max_nodes`. `progress` is called after every batch.
+///
+/// `batch_time`: when given, batches shrink so that one evaluator call takes about
+/// that long (measured per leaf as the search goes), so a `stop` arriving during a call
+/// waits at most about that long on a slow network. Node-limited searches pass `None`
+/// and keep the fixed batch size, which keeps them reproducible.
 ///
 /// # Errors
 /// [`SearchError::GameOver`] without a legal move; evaluator failures.
@@ -265,24 +274,35 @@ pub fn run_search(
     evaluator: &mut dyn Evaluator,
     visits: u32,
     max_nodes: usize,
+    batch_time: Option<Duration>,
     should_stop: &dyn Fn() -> bool,
     progress: &mut dyn FnMut(&Search),
 ) -> Result<SearchResult, SearchError> {
     search.start(Playouts::full(visits.max(1)))?;
-    let batch = search.params().batch_size.max(1);
+    let max_batch = search.params().batch_size.max(1);
+    // Seconds per leaf, from the calls so far (the first call is the root alone).
+    let mut per_leaf: Option<f64> = None;
     while !search.is_finished() {
         if search.root_visits() > 0 && (should_stop() || search.tree_size() >= max_nodes) {
             break;
         }
+        let batch = match (batch_time, per_leaf) {
+            (Some(t), Some(p)) if p > 0.0 => ((t.as_secs_f64() / p) as usize).clamp(1, max_batch),
+            (Some(_), None) => 1,
+            _ => max_batch,
+        };
         let n = search.select_leaves(batch).len();
         if n == 0 {
             // Only terminal nodes were visited (they are scored at once); go on.
             continue;
         }
+        let started = Instant::now();
         let evals = {
             let inputs: Vec<EvalInput<'_>> = search.pending().iter().map(|r| r.input()).collect();
             evaluator.evaluate(&inputs)
         };
+        let p = started.elapsed().as_secs_f64() / n as f64;
+        per_leaf = Some(per_leaf.map_or(p, |old| 0.7 * old + 0.3 * p));
         match evals {
             Ok(evals) => search.apply(&evals)?,
             Err(e) => {
@@ -451,6 +471,7 @@ impl Player for NetPlayer {
             self.evaluator.as_mut(),
             visits,
             max_nodes,
+            deadline.map(|_| STOP_BATCH_TIME),
             &should_stop,
             &mut |_| {},
         )

@@ -4,8 +4,12 @@
 //! Options (UCCI names; UCI GUIs may capitalise them):
 //! - `threads`: libtorch intra-op CPU threads (0 = libtorch's default). The search
 //!   itself runs on one thread and batches leaves for the evaluator.
-//! - `batch`: leaves per evaluator call. `stop` is checked between batches, so one
-//!   batch must take well under 50 ms for `stop` to be answered in time.
+//! - `batch`: the most leaves per evaluator call. `stop` is checked between calls; in
+//!   searches that only the clock or `stop` ends, batches shrink so that one call takes
+//!   about 25 ms ([`crate::net::STOP_BATCH_TIME`]), so `stop` is answered in time
+//!   unless a single position takes longer than that to evaluate. Searches bounded by visits (`go
+//!   nodes N`, or the `nodes` option) keep the full batch (reproducible results) and
+//!   answer `stop` after the current call.
 //! - `hashsize` (alias `cachesize`, UCI `Hash`): the search tree's memory cap in MiB.
 //! - `nodes`: the default root-visit limit for `go` without nodes or time (and for
 //!   `go depth N`, which MCTS does not have).
@@ -30,8 +34,9 @@ use super::engine::{
 use crate::{
     control::SearchControl,
     net::{
-        MAX_VISITS, NetError, NetSettings, REPORT_INTERVAL, TreeKeeper, choose_allowed,
-        load_network, move_value, pv_for, report_depth, report_score, run_search, value_to_cp,
+        MAX_VISITS, NetError, NetSettings, REPORT_INTERVAL, STOP_BATCH_TIME, TreeKeeper,
+        choose_allowed, load_network, move_value, pv_for, report_depth, report_score, run_search,
+        value_to_cp,
     },
 };
 
@@ -221,11 +226,16 @@ impl Backend for MctsBackend {
                 }
             }
         };
+        // A search bounded by visits (`go nodes`, or the `nodes` option) keeps the batch
+        // size fixed, so it is reproducible; one that only the clock or `stop` ends keeps
+        // its batches short.
+        let batch_time = (visits == MAX_VISITS).then_some(STOP_BATCH_TIME);
         let result = run_search(
             search,
             self.evaluator.as_mut(),
             visits,
             max_nodes,
+            batch_time,
             &|| control.should_stop(),
             &mut progress,
         );
