@@ -543,3 +543,65 @@ fn net_player_searches_by_time_when_the_clock_gives_a_budget() {
     };
     assert!(g.position().is_legal(m));
 }
+
+#[test]
+fn random_command_lines_never_stop_the_mcts_engine() {
+    let mut rng = ChaCha8Rng::seed_from_u64(23);
+    let words = [
+        "position",
+        "fen",
+        "startpos",
+        "moves",
+        "h2e2",
+        "h9g7",
+        "a0a9",
+        "go",
+        "nodes",
+        "20",
+        "depth",
+        "banmoves",
+        "setoption",
+        "batch",
+        "nodes",
+        "hashsize",
+        "threads",
+        "networkfile",
+        "0",
+        "-1",
+        "99999999999",
+        "x",
+        "isready",
+        "stop",
+        "ponder",
+        "ponderhit",
+        "infinite",
+        "9/9",
+        "w",
+        "quit_not",
+    ];
+    let (mut e, buf) = engine_with(Box::new(UniformEvaluator), settings(30));
+    e.handle_line("ucci");
+    for _ in 0..400 {
+        let n = rng.random_range(1..7);
+        let line: Vec<&str> = (0..n)
+            .map(|_| words[rng.random_range(0..words.len())])
+            .collect();
+        assert!(e.handle_line(&line.join(" ")), "{line:?} ended the engine");
+        if rng.random_bool(0.1) {
+            e.handle_line("stop");
+        }
+    }
+    e.handle_line("stop");
+    wait_idle(&mut e);
+    e.handle_line("position startpos");
+    e.handle_line("go nodes 10");
+    wait_idle(&mut e);
+    let lines = buf.lines();
+    assert!(
+        lines.last().unwrap().starts_with("bestmove "),
+        "{:?}",
+        &lines[lines.len() - 3..]
+    );
+    assert!(e.handle_line("isready"));
+    assert_eq!(buf.lines().last().unwrap(), "readyok");
+}
