@@ -67,7 +67,7 @@ mod tests {
     fn config(sprt: bool) -> GateConfig {
         GateConfig {
             matches: MatchConfig {
-                games: 40,
+                games: if sprt { 200 } else { 40 },
                 concurrency: 2,
                 settings: GameSettings {
                     time_control: TimeControl::Own,
@@ -95,8 +95,9 @@ mod tests {
     #[test]
     fn a_stronger_candidate_passes_and_a_weaker_one_fails() {
         let d = gate(&strong, &weak, &config(true), &mut |_| {}).unwrap();
-        assert!(d.accepted);
-        assert_eq!(d.reason, "sprt_h1");
+        assert!(d.accepted, "{}", d.report.status.line());
+        assert_eq!(d.reason, "sprt_h1", "{}", d.report.status.line());
+        assert!(d.report.games.len() < 200, "the SPRT stops early");
         let d = gate(&weak, &strong, &config(true), &mut |_| {}).unwrap();
         assert!(!d.accepted);
         assert_eq!(d.reason, "sprt_h0");
