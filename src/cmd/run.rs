@@ -188,7 +188,18 @@ impl RunConfig {
     }
 
     pub fn parse(text: &str) -> Result<RunConfig> {
-        let file: RunFile = toml::from_str(text)?;
+        let file: RunFile = toml::from_str(text).map_err(|e| {
+            // One line: where, and what (toml's own message draws the source over
+            // several lines).
+            let line = e
+                .span()
+                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
+            let what = e.message().trim().replace('\n', " ");
+            match line {
+                Some(l) => anyhow::anyhow!("line {l}: {what}"),
+                None => anyhow::anyhow!("{what}"),
+            }
+        })?;
         let selfplay = SelfplayConfig::from_toml(text)?;
         selfplay.validate()?;
         let train = TrainSection::from_toml(text)?;

@@ -86,6 +86,7 @@ impl MatchStatus {
             Some(e) if e.elo.is_finite() && e.error_margin().is_finite() => {
                 s += &format!(" Elo {:+.0} ± {:.0}", e.elo, e.error_margin());
             }
+            Some(e) if e.elo.is_finite() => s += &format!(" Elo {:+.0}", e.elo),
             // A perfect or zero score has no finite Elo estimate.
             Some(e) => s += &format!(" Elo {}", if e.elo > 0.0 { "+inf" } else { "-inf" }),
             None => {}

@@ -1,0 +1,237 @@
+//! `xqz run`: the whole loop on a tiny configuration, killed with SIGKILL at several
+//! moments and resumed, and its errors for unusable run directories and configs.
+
+use std::{
+    path::{Path, PathBuf},
+    process::{Command, Stdio},
+    time::{Duration, Instant},
+};
+
+const XQZ: &str = env!("CARGO_BIN_EXE_xqz");
+
+/// A run of about 40 seconds of budget: 1×8 network, a few games a generation.
+const TINY: &str = r#"
+[run]
+seed = 3
+mode = "sync"
+budget_minutes = 0.7
+games_per_generation = 4
+final_reserve_minutes = 0.1
+
+[selfplay]
+parallel_games = 4
+search_threads = 1
+max_batch = 8
+max_plies = 60
+
+[selfplay.search.playout_cap]
+full_visits = 8
+cheap_visits = 2
+full_probability = 0.5
+
+[train]
+net = { blocks = 1, channels = 8 }
+warmup_steps = 5
+ema_decay = 0.9
+checkpoint_every = 10
+batch_size = 16
+window = { kind = "fixed", size = 5000 }
+samples_per_position = 2
+min_positions = 20
+candidate_every = 10
+event_every = 5
+
+[gate]
+games = 2
+visits = 4
+threshold = 0.5
+
+[rating]
+opponents = ["random"]
+games = 2
+visits = 4
+final_opponents = ["random"]
+final_games = 2
+"#;
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("xqz-cli-run-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.to_string_lossy().ends_with(suffix))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+/// Every chunk file is whole (the reader accepts it); `.tmp` files are left over only.
+fn assert_chunks_whole(run: &Path) {
+    for path in files(&run.join("data"), ".xqc") {
+        xq_data::read_chunk(&path)
+            .unwrap_or_else(|e| panic!("{} is not whole: {e}", path.display()));
+    }
+}
+
+fn state(run: &Path) -> serde_json::Value {
+    std::fs::read_to_string(run.join("state.json"))
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(serde_json::Value::Null)
+}
+
+#[test]
+fn a_run_killed_at_several_moments_resumes_and_finishes() {
+    let dir = temp("kill");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    let run = dir.join("run");
+    let mut last_games = 0;
+    let mut last_step = 0;
+    // Kill during start-up/training, during self-play and later.
+    for kill_after in [3, 9, 16] {
+        let mut child = Command::new(XQZ)
+            .args(["run", "--config"])
+            .arg(&config)
+            .arg("--run")
+            .arg(&run)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        std::thread::sleep(Duration::from_secs(kill_after));
+        let _ = child.kill(); // SIGKILL
+        let _ = child.wait();
+        assert_chunks_whole(&run);
+        let s = state(&run);
+        let games = s["games"].as_u64().unwrap_or(0);
+        assert!(
+            games >= last_games,
+            "games went back from {last_games} to {games}"
+        );
+        last_games = games;
+        let step = files(&run.join("checkpoints"), ".json")
+            .iter()
+            .filter_map(|p| {
+                p.file_name()?
+                    .to_str()?
+                    .strip_prefix("ckpt-")?
+                    .strip_suffix(".json")?
+                    .parse::<u64>()
+                    .ok()
+            })
+            .max()
+            .unwrap_or(0);
+        assert!(
+            step >= last_step,
+            "training went back from step {last_step} to {step}"
+        );
+        last_step = step;
+    }
+    // The same command again finishes the budget and the final rating.
+    let t = Instant::now();
+    let out = Command::new(XQZ)
+        .args(["run", "--config"])
+        .arg(&config)
+        .arg("--run")
+        .arg(&run)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        t.elapsed() < Duration::from_secs(240),
+        "took {:?}",
+        t.elapsed()
+    );
+    assert!(stdout.contains("finished"), "{stdout}");
+    assert_chunks_whole(&run);
+    let s = state(&run);
+    assert_eq!(s["finished"], serde_json::Value::Bool(true), "{s}");
+    assert!(s["games"].as_u64().unwrap() >= last_games);
+    assert!(
+        run.join("models/accepted.json").exists(),
+        "no network was accepted\n{stderr}"
+    );
+    // Every event line is JSON, and the final rating was recorded.
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    let parsed: Vec<serde_json::Value> = events
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad event line {l:?}: {e}")))
+        .collect();
+    assert!(
+        parsed
+            .iter()
+            .any(|e| e["kind"] == "rating" && e["final"] == true),
+        "no final rating"
+    );
+    // Running it once more does nothing new: the budget is spent.
+    let again = Command::new(XQZ)
+        .args(["run", "--config"])
+        .arg(&config)
+        .arg("--run")
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(again.status.success());
+    assert_eq!(state(&run)["games"], s["games"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unusable_run_directory_is_a_one_line_error() {
+    let dir = temp("blocked");
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, TINY).unwrap();
+    // A regular file where the run directory should be.
+    let blocker = dir.join("run");
+    std::fs::write(&blocker, "not a directory").unwrap();
+    let out = Command::new(XQZ)
+        .args(["run", "--config"])
+        .arg(&config)
+        .arg("--run")
+        .arg(&blocker)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    assert!(
+        stderr.contains("cannot create") && stderr.contains("run"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("panicked"), "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_bad_config_key_is_named() {
+    let dir = temp("badkey");
+    let config = dir.join("bad.toml");
+    std::fs::write(
+        &config,
+        TINY.replace("games_per_generation", "games_per_generaton"),
+    )
+    .unwrap();
+    let out = Command::new(XQZ)
+        .args(["run", "--config"])
+        .arg(&config)
+        .arg("--run")
+        .arg(dir.join("run"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("games_per_generaton"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
