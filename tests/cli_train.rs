@@ -401,3 +401,23 @@ fn bench_train_reports_trainer_and_evaluator_speed() {
     assert!(stdout.contains("train: rust "), "{stdout}");
     assert_eq!(stdout.matches("evaluator: batch").count(), 2, "{stdout}");
 }
+
+#[test]
+fn a_config_whose_network_differs_from_the_checkpoint_is_refused() {
+    let (_dir, run, config) = setup("");
+    write_chunk(&run, "w0", 0..3);
+    assert_eq!(final_step(&train(&run, &config, &["--steps", "1"])), 1);
+    let text = std::fs::read_to_string(&config).unwrap();
+    std::fs::write(&config, text.replace("channels = 8", "channels = 12")).unwrap();
+    let out = Command::new(XQZ)
+        .args(["train", "--quiet", "--steps", "1", "--run"])
+        .arg(&run)
+        .arg("--config")
+        .arg(&config)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(stderr.contains("net"), "{stderr}");
+    assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
+}

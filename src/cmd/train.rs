@@ -802,8 +802,10 @@ pub struct Args {
     /// exists, else the built-in defaults).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
-    /// Optimiser steps to take in this invocation (default: as far as the pacing allows
-    /// on self-play data; `[train.pretrain] steps` or 1000 with --pgn).
+    /// Optimiser steps to take in this invocation. On self-play data this waits (and
+    /// says so) whenever the pacing holds training back, until self-play writes more.
+    /// Default: as far as the pacing allows now on self-play data; with --pgn,
+    /// `[train.pretrain] steps` or 1000.
     #[arg(long, value_name = "N")]
     steps: Option<u64>,
     /// Train on these PGN files (ICCS moves) instead of the run's self-play data.

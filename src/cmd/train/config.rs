@@ -189,15 +189,20 @@ impl TrainSection {
             .with_context(|| format!("cannot read {}", path.display()))?;
         let mut s =
             TrainSection::from_toml(&text).with_context(|| format!("{}", path.display()))?;
-        if let Some(p) = &mut s.data.pretrain {
-            let base = path.parent().unwrap_or(Path::new("."));
+        s.resolve_paths(path.parent().unwrap_or(Path::new(".")));
+        Ok(s)
+    }
+
+    /// Makes relative PGN paths of `[train.pretrain]` relative to `base` (the config
+    /// file's directory), for callers that parse the text themselves.
+    pub fn resolve_paths(&mut self, base: &Path) {
+        if let Some(p) = &mut self.data.pretrain {
             for f in &mut p.pgn {
                 if f.is_relative() {
                     *f = base.join(&*f);
                 }
             }
         }
-        Ok(s)
     }
 
     /// Parses the `[train]` table of TOML text; other tables are ignored.
