@@ -198,46 +198,82 @@ fn an_interrupted_run_ends_with_the_same_weights_as_an_uninterrupted_one() {
     );
 }
 
+/// The newest checkpoint's step, if any.
+fn newest_checkpoint(run: &Path) -> Option<u64> {
+    std::fs::read_dir(run.join("checkpoints"))
+        .ok()?
+        .filter_map(|e| {
+            let n = e.ok()?.file_name().into_string().ok()?;
+            n.strip_prefix("ckpt-")?
+                .strip_suffix(".json")?
+                .parse::<u64>()
+                .ok()
+        })
+        .max()
+}
+
 #[test]
-fn a_run_killed_with_sigkill_continues_from_its_last_checkpoint() {
-    let (_dir, run, config) = setup("");
-    write_chunk(&run, "w0", 0..6);
-    let mut child = Command::new(XQZ)
-        .args(["train", "--quiet", "--steps", "100000", "--run"])
-        .arg(&run)
-        .arg("--config")
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let newest = || {
-        std::fs::read_dir(run.join("checkpoints"))
-            .map(|d| {
-                d.filter_map(|e| {
-                    let n = e.ok()?.file_name().into_string().ok()?;
-                    n.strip_prefix("ckpt-")?
-                        .strip_suffix(".json")?
-                        .parse::<u64>()
-                        .ok()
-                })
-                .max()
-            })
-            .ok()
-            .flatten()
-    };
-    let deadline = Instant::now() + Duration::from_secs(120);
-    while newest().is_none_or(|s| s < 4) {
-        assert!(Instant::now() < deadline, "no checkpoint appeared");
-        std::thread::sleep(Duration::from_millis(50));
+fn a_run_killed_with_sigkill_at_any_moment_continues_from_its_last_checkpoint() {
+    // (what, kill once a checkpoint of at least this step exists (None: 300 ms after
+    // the start, before any), pre-training steps)
+    for (what, kill_at, pretrain) in [
+        ("while starting", None, 0),
+        ("after the first checkpoint", Some(2), 0),
+        ("later on", Some(6), 0),
+        ("while pre-training", Some(4), 1000),
+    ] {
+        let (dir, run, config) = setup("");
+        write_chunk(&run, "w0", 0..6);
+        if pretrain > 0 {
+            let text = std::fs::read_to_string(GAMES).unwrap();
+            let cut = text
+                .match_indices("[Event")
+                .nth(20)
+                .map_or(text.len(), |(i, _)| i);
+            std::fs::write(dir.path().join("slice.pgn"), &text[..cut]).unwrap();
+            let mut cfg = std::fs::read_to_string(&config).unwrap();
+            cfg.push_str(&format!(
+                "\n[train.pretrain]\npgn = [\"slice.pgn\"]\nsteps = {pretrain}\n"
+            ));
+            std::fs::write(&config, cfg).unwrap();
+        }
+        let mut child = Command::new(XQZ)
+            .args(["train", "--quiet", "--steps", "100000", "--run"])
+            .arg(&run)
+            .arg("--config")
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        match kill_at {
+            None => std::thread::sleep(Duration::from_millis(300)),
+            Some(step) => {
+                let deadline = Instant::now() + Duration::from_secs(120);
+                while newest_checkpoint(&run).is_none_or(|s| s < step) {
+                    assert!(Instant::now() < deadline, "{what}: no checkpoint appeared");
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+            }
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+        let last = newest_checkpoint(&run).unwrap_or(0);
+        let out = train(&run, &config, &["--steps", "2"]);
+        assert_eq!(final_step(&out), last + 2, "{what}");
+        if pretrain > 0 {
+            // Still pre-training: the resumed steps are supervised ones.
+            let ev = events(&run, "train");
+            let after: Vec<_> = ev
+                .iter()
+                .filter(|e| e["step"].as_u64().unwrap() > last)
+                .collect();
+            assert!(
+                !after.is_empty() && after.iter().all(|e| e["phase"] == "supervised"),
+                "{what}: {ev:?}"
+            );
+        }
     }
-    child.kill().unwrap(); // SIGKILL
-    child.wait().unwrap();
-    let last = newest().unwrap();
-    assert_eq!(
-        final_step(&train(&run, &config, &["--steps", "2"])),
-        last + 2
-    );
 }
 
 #[test]
