@@ -10,6 +10,11 @@
 //!   move-prediction accuracy is logged as `holdout/policy_top1`;
 //! - the **self-play** stream over the replay window of `RUN/data`.
 //!
+//! Checkpoints go to `RUN/checkpoints` (xq-train), candidates to
+//! `models/candidates/` every `candidate_every` steps and when pre-training ends,
+//! TensorBoard scalars to `RUN/logs/train`, and a `train` event to `RUN/events.jsonl`
+//! every `event_every` steps.
+//!
 //! Both cursors, the self-play window's manifest and the pre-training target are stored
 //! in every checkpoint's sidecar (`data_cursor`), so a process killed at any moment and
 //! started again continues from the last checkpoint with the same batches.
