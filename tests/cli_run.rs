@@ -81,6 +81,19 @@ fn assert_chunks_whole(run: &Path) {
     }
 }
 
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(walk(&p));
+        } else {
+            out.push(p);
+        }
+    }
+    out
+}
+
 fn state(run: &Path) -> serde_json::Value {
     std::fs::read_to_string(run.join("state.json"))
         .ok()
@@ -174,6 +187,14 @@ fn a_run_killed_at_several_moments_resumes_and_finishes() {
             .any(|e| e["kind"] == "rating" && e["final"] == true),
         "no final rating"
     );
+    // TensorBoard logs of every part: self-play, training, gating, rating.
+    for part in ["selfplay", "train", "gate", "rating"] {
+        let dir = run.join("logs").join(part);
+        let found = walk(&dir)
+            .iter()
+            .any(|p| p.to_string_lossy().contains("tfevents"));
+        assert!(found, "no TensorBoard events in {}", dir.display());
+    }
     // Running it once more does nothing new: the budget is spent.
     let again = Command::new(XQZ)
         .args(["run", "--config"])

@@ -41,7 +41,7 @@ use xq_selfplay::{Observer, ProgressMode, RunOptions, SelfplayConfig, Snapshot};
 use crate::{
     cmd::{
         gate::{GateSection, gate_once, net_spec},
-        selfplay::{load_accepted_evaluator, selfplay_event},
+        selfplay::{load_accepted_evaluator, log_tensorboard, selfplay_event},
         train::{TrainSection, train_until},
         write_atomic,
     },
@@ -447,6 +447,7 @@ fn selfplay_phase(
     run: &RunDir,
     cfg: &RunConfig,
     games: Option<u64>,
+    games_before: u64,
     seed: u64,
     stop: Arc<AtomicBool>,
 ) -> Result<Snapshot> {
@@ -464,9 +465,17 @@ fn selfplay_phase(
         stop: Some(stop),
         observer: Some(Observer {
             every: Duration::from_secs(60),
-            call: Arc::new(move |s: &Snapshot| {
-                if let Err(e) = events_run.event("selfplay", selfplay_event(&event_worker, s)) {
-                    eprintln!("selfplay: warning: {e:#}");
+            call: Arc::new({
+                let tb = std::sync::Mutex::new(xq_train::logging::TbLogger::new(
+                    run.logs_dir().join("selfplay"),
+                ));
+                move |s: &Snapshot| {
+                    if let Err(e) = events_run.event("selfplay", selfplay_event(&event_worker, s)) {
+                        eprintln!("selfplay: warning: {e:#}");
+                    }
+                    if let Ok(mut tb) = tb.lock() {
+                        log_tensorboard(&mut tb, s, games_before + s.games);
+                    }
                 }
             }),
         }),
@@ -534,7 +543,7 @@ pub fn run_loop(run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 state.generations += 1;
                 state.save(run)?;
                 let s = with_deadline(&stop, budget.loop_left(), || {
-                    selfplay_phase(run, cfg, Some(n), seed, stop.clone())
+                    selfplay_phase(run, cfg, Some(n), state.games, seed, stop.clone())
                 })?;
                 state.games += s.games;
                 state.elapsed_seconds = budget.elapsed();
@@ -552,7 +561,9 @@ pub fn run_loop(run: &RunDir, cfg: &RunConfig) -> Result<()> {
             thread::scope(|scope| -> Result<()> {
                 let sp_stop = stop.clone();
                 let games = games_left(&state);
-                let selfplay = scope.spawn(move || selfplay_phase(run, cfg, games, seed, sp_stop));
+                let before = state.games;
+                let selfplay =
+                    scope.spawn(move || selfplay_phase(run, cfg, games, before, seed, sp_stop));
                 let tr_stop = stop.clone();
                 let max = (r.max_steps > 0).then_some(r.max_steps);
                 let trainer = scope.spawn(move || -> Result<u64> {

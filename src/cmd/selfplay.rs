@@ -78,9 +78,17 @@ pub fn run(args: Args) -> Result<()> {
         stop: None,
         observer: Some(Observer {
             every: Duration::from_secs(60),
-            call: Arc::new(move |s: &Snapshot| {
-                if let Err(e) = append_event(&events, &selfplay_event(&event_worker, s)) {
-                    eprintln!("selfplay: warning: {e:#}");
+            call: Arc::new({
+                let tb = std::sync::Mutex::new(xq_train::logging::TbLogger::new(
+                    args.run.join("logs/selfplay").join(&worker),
+                ));
+                move |s: &Snapshot| {
+                    if let Err(e) = append_event(&events, &selfplay_event(&event_worker, s)) {
+                        eprintln!("selfplay: warning: {e:#}");
+                    }
+                    if let Ok(mut tb) = tb.lock() {
+                        log_tensorboard(&mut tb, s, s.games);
+                    }
                 }
             }),
         }),
@@ -171,6 +179,47 @@ pub fn selfplay_event(worker: &str, s: &Snapshot) -> serde_json::Value {
         "resign_false_positive_rate": s.resign_false_positive_rate(),
         "model_swaps": s.model_swaps,
     })
+}
+
+/// Writes a worker's counters as TensorBoard scalars (`selfplay/...`) at `step`
+/// (games so far): game length, result split, resignation false positives, speed and
+/// batching. Logging problems are reported, never fatal.
+pub fn log_tensorboard(tb: &mut xq_train::logging::TbLogger, s: &Snapshot, step: u64) {
+    #[allow(clippy::cast_precision_loss)]
+    let share = |n: u64| {
+        if s.games > 0 {
+            n as f64 / s.games as f64
+        } else {
+            0.0
+        }
+    };
+    #[allow(clippy::cast_precision_loss)]
+    let length = if s.games > 0 {
+        s.positions as f64 / s.games as f64
+    } else {
+        0.0
+    };
+    let scalars = [
+        ("selfplay/average_game_length", length),
+        ("selfplay/red_win_share", share(s.red_wins)),
+        ("selfplay/draw_share", share(s.draws)),
+        ("selfplay/black_win_share", share(s.black_wins)),
+        (
+            "selfplay/resign_false_positive_rate",
+            s.resign_false_positive_rate(),
+        ),
+        ("selfplay/positions_per_second", s.positions_per_sec()),
+        ("selfplay/average_batch", s.avg_batch()),
+        ("selfplay/cache_hit_rate", s.cache_hit_rate()),
+        ("selfplay/evaluator_busy", s.evaluator_busy()),
+    ];
+    for (tag, value) in scalars {
+        if let Err(e) = tb.scalar(tag, value, step) {
+            eprintln!("selfplay: warning: TensorBoard: {e}");
+            return;
+        }
+    }
+    tb.flush();
 }
 
 /// Appends one `selfplay` event to `events.jsonl` as a single write of a whole line,
