@@ -96,10 +96,11 @@ fn main() -> ExitCode {
 }
 
 /// The error and its causes on one line, skipping causes whose text the message
-/// before them already ends with.
+/// before them already ends with. Multi-line messages (TOML's, which draw the source
+/// line with a caret) are folded: their source-drawing lines are dropped.
 fn format_error(e: &anyhow::Error) -> String {
     let mut line = String::new();
-    for cause in e.chain().map(ToString::to_string) {
+    for cause in e.chain().map(|c| one_line(&c.to_string())) {
         if line.is_empty() {
             line = cause;
         } else if !line.ends_with(&cause) {
@@ -107,4 +108,18 @@ fn format_error(e: &anyhow::Error) -> String {
         }
     }
     line
+}
+
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with('|')
+                && !l.split_once('|').is_some_and(|(n, _)| {
+                    !n.is_empty() && n.trim().chars().all(|c| c.is_ascii_digit())
+                })
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
 }

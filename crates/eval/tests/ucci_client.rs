@@ -181,3 +181,34 @@ fn a_missing_binary_is_a_clear_error() {
     let e = UcciEngine::start(EngineConfig::new("/nonexistent/engine", Dialect::Ucci)).unwrap_err();
     assert!(e.to_string().contains("/nonexistent/engine"), "{e}");
 }
+
+#[test]
+fn a_fake_engine_that_plays_an_illegal_move_loses_the_game() {
+    use xq_eval::{
+        player::RandomPlayer,
+        referee::{GameSettings, Termination, play_game},
+    };
+    // A real process speaking UCCI whose every bestmove is the chariot jumping its own
+    // soldier.
+    let mut cfg = fake_engine(
+        r#"while read line; do case "$line" in ucci) echo "id name liar"; echo ucciok;; isready) echo readyok;; go*) echo "bestmove a0a5";; quit) exit 0;; esac; done"#,
+    );
+    cfg.name = Some("liar".into());
+    let mut liar = UcciEngine::start(cfg).unwrap();
+    let mut random = RandomPlayer::new();
+    let g = play_game(
+        &mut liar,
+        &mut random,
+        &Position::startpos(),
+        &[],
+        &GameSettings::default(),
+        1,
+    );
+    assert_eq!(g.winner, Some(xq_core::Color::Black));
+    assert_eq!(g.termination, Termination::IllegalMove("a0a5".into()));
+    assert!(
+        g.describe().contains("illegal move a0a5"),
+        "{}",
+        g.describe()
+    );
+}
