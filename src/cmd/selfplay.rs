@@ -8,12 +8,13 @@
 //! swapped in without restarting. Several workers, on several machines, can share one
 //! run directory: each writes files named by its own id.
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
+
+use crate::rundir::RunDir;
 use xq_nn::{Evaluator, UniformEvaluator};
 use xq_selfplay::{
     ACCEPTED_MODEL, ModelSource, Observer, PointerWatcher, ProgressMode, RunOptions,
@@ -60,7 +61,7 @@ pub fn run(args: Args) -> Result<()> {
 
     let worker = worker_id();
     let seed = args.seed.unwrap_or_else(|| seed_from(&worker));
-    let events = args.run.join("events.jsonl");
+    let events = RunDir::open(&args.run)?;
     let event_worker = worker.clone();
     let options = RunOptions {
         run_dir: Some(args.run.clone()),
@@ -83,7 +84,7 @@ pub fn run(args: Args) -> Result<()> {
                     args.run.join("logs/selfplay").join(&worker),
                 ));
                 move |s: &Snapshot| {
-                    if let Err(e) = append_event(&events, &selfplay_event(&event_worker, s)) {
+                    if let Err(e) = events.event("selfplay", selfplay_event(&event_worker, s)) {
                         eprintln!("selfplay: warning: {e:#}");
                     }
                     if let Ok(mut tb) = tb.lock() {
@@ -113,21 +114,15 @@ pub fn run(args: Args) -> Result<()> {
     Ok(())
 }
 
-/// Loads the network the pointer file names (its `path`, relative to the run
-/// directory unless absolute).
-fn load_accepted(run_dir: &Path, pointer: &Path) -> Result<Box<dyn Evaluator>> {
-    let text = std::fs::read_to_string(pointer)
-        .with_context(|| format!("cannot read {}", pointer.display()))?;
-    let value: serde_json::Value = serde_json::from_str(&text)
-        .with_context(|| format!("{} is not JSON", pointer.display()))?;
-    let Some(path) = value.get("path").and_then(|p| p.as_str()) else {
-        bail!("{} has no \"path\" string", pointer.display());
-    };
-    let path = if Path::new(path).is_absolute() {
-        PathBuf::from(path)
-    } else {
-        run_dir.join(path)
-    };
+/// Loads the network the run's pointer names.
+fn load_accepted(run: &RunDir) -> Result<Box<dyn Evaluator>> {
+    let model = run.accepted()?.with_context(|| {
+        format!(
+            "{} names no network",
+            run.root().join(ACCEPTED_MODEL).display()
+        )
+    })?;
+    let path = run.model_path(&model);
     let ev = xq_train::TorchEvaluator::load(&path, xq_train::EvaluatorOptions::default())
         .with_context(|| format!("cannot load the accepted network {}", path.display()))?;
     Ok(Box::new(ev))
@@ -140,16 +135,16 @@ fn load_accepted(run_dir: &Path, pointer: &Path) -> Result<Box<dyn Evaluator>> {
 /// # Errors
 /// If the pointer names a network that cannot be loaded.
 pub fn load_accepted_evaluator(run: &Path) -> Result<(Box<dyn Evaluator>, Box<dyn ModelSource>)> {
+    let run_dir = RunDir::open(run)?;
     let pointer = run.join(ACCEPTED_MODEL);
-    let run_dir = run.to_path_buf();
     let (evaluator, current): (Box<dyn Evaluator>, Option<u64>) = if pointer.is_file() {
         let current = content_hash(&pointer);
-        (load_accepted(&run_dir, &pointer)?, current)
+        (load_accepted(&run_dir)?, current)
     } else {
         (Box::new(UniformEvaluator), None)
     };
-    let watcher = PointerWatcher::new(pointer, current, move |p: &Path| {
-        load_accepted(&run_dir, p).map_err(|e| format!("{e:#}"))
+    let watcher = PointerWatcher::new(pointer, current, move |_: &Path| {
+        load_accepted(&run_dir).map_err(|e| format!("{e:#}"))
     });
     Ok((evaluator, Box::new(watcher)))
 }
@@ -220,25 +215,6 @@ pub fn log_tensorboard(tb: &mut xq_train::logging::TbLogger, s: &Snapshot, step:
         }
     }
     tb.flush();
-}
-
-/// Appends one `selfplay` event to `events.jsonl` as a single write of a whole line,
-/// so concurrent writers (other workers, the trainer) never interleave.
-fn append_event(path: &Path, fields: &serde_json::Value) -> Result<()> {
-    let mut obj = fields.as_object().cloned().unwrap_or_default();
-    let time = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs());
-    obj.insert("time".into(), time.into());
-    obj.insert("kind".into(), "selfplay".into());
-    let mut line = serde_json::to_string(&obj)?;
-    line.push('\n');
-    std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
-        .and_then(|mut f| f.write_all(line.as_bytes()))
-        .with_context(|| format!("cannot append to {}", path.display()))
 }
 
 /// A seed for a worker started without `--seed`: a hash of its unique id.

@@ -27,8 +27,8 @@
 pub mod alphabeta;
 pub mod clock;
 pub mod control;
-pub mod gate;
 pub mod export;
+pub mod gate;
 pub mod matches;
 pub mod net;
 pub mod openings;
