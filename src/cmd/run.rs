@@ -221,7 +221,8 @@ impl RunConfig {
         if file.run.games_per_generation == 0 {
             bail!("[run] games_per_generation must be at least 1");
         }
-        if !(file.run.budget_minutes >= 0.0) || !(file.run.final_reserve_minutes >= 0.0) {
+        let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+        if !non_negative(file.run.budget_minutes) || !non_negative(file.run.final_reserve_minutes) {
             bail!("[run] budget_minutes and final_reserve_minutes must be non-negative");
         }
         Ok(RunConfig {
