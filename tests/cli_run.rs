@@ -209,6 +209,39 @@ fn a_run_killed_at_several_moments_resumes_and_finishes() {
 }
 
 #[test]
+fn concurrent_mode_trains_gates_and_finishes() {
+    let dir = temp("concurrent");
+    let config = dir.join("tiny.toml");
+    std::fs::write(
+        &config,
+        TINY.replace("mode = \"sync\"", "mode = \"concurrent\"")
+            .replace("budget_minutes = 0.7", "budget_minutes = 0.5"),
+    )
+    .unwrap();
+    let run = dir.join("run");
+    let out = Command::new(XQZ)
+        .args(["run", "--config"])
+        .arg(&config)
+        .arg("--run")
+        .arg(&run)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stdout}\n{stderr}");
+    assert!(stdout.contains("finished"), "{stdout}");
+    assert_chunks_whole(&run);
+    let s = state(&run);
+    assert_eq!(s["finished"], serde_json::Value::Bool(true), "{s}");
+    assert!(s["games"].as_u64().unwrap() > 0, "{s}");
+    assert!(
+        !files(&run.join("checkpoints"), ".json").is_empty(),
+        "the training thread saved no checkpoint\n{stderr}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
 fn an_unusable_run_directory_is_a_one_line_error() {
     let dir = temp("blocked");
     let config = dir.join("tiny.toml");

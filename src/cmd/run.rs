@@ -422,9 +422,11 @@ fn after_promotion(run: &RunDir, cfg: &RunConfig, model: &ModelRef) -> Result<()
     Ok(())
 }
 
-/// Gates every pending candidate; exports and rates each promotion.
+/// Gates the newest pending candidate (older pending ones are recorded as superseded),
+/// once: in concurrent mode new candidates keep arriving, and the caller checks the
+/// budget between calls.
 fn gate_pending(run: &RunDir, cfg: &RunConfig) -> Result<()> {
-    while let Some(accepted) = gate_once(run, &cfg.file.gate, &mut |l| log(l))? {
+    if let Some(accepted) = gate_once(run, &cfg.file.gate, &mut |l| log(l))? {
         if accepted && let Some(m) = run.accepted()? {
             // Export and rating only report on the network; their failure (a busy
             // disk, an opponent engine that will not start) must not stop training.

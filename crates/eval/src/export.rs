@@ -375,7 +375,12 @@ fn write_player(
     write_file(&dir.join(ENGINE_TOML), format!("{header}{toml}").as_bytes())?;
 
     let binary = dir.join(BINARY);
-    fs::copy(&opts.binary, &binary).map_err(io(&binary))?;
+    // A hard link when the player is on the binary's filesystem: a run exports every
+    // accepted network, and a copy of a debug build is about 200 MB each. The linker
+    // writes a new file on each build, so the link keeps the bytes it was made from.
+    if fs::hard_link(&opts.binary, &binary).is_err() {
+        fs::copy(&opts.binary, &binary).map_err(io(&binary))?;
+    }
     let launcher = dir.join(LAUNCHER);
     write_file(&launcher, LAUNCHER_SCRIPT.as_bytes())?;
     #[cfg(unix)]
