@@ -426,20 +426,20 @@ fn after_promotion(run: &RunDir, cfg: &RunConfig, model: &ModelRef) -> Result<()
 /// once: in concurrent mode new candidates keep arriving, and the caller checks the
 /// budget between calls.
 fn gate_pending(run: &RunDir, cfg: &RunConfig) -> Result<()> {
-    if let Some(accepted) = gate_once(run, &cfg.file.gate, &mut |l| log(l))? {
-        if accepted && let Some(m) = run.accepted()? {
-            // Export and rating only report on the network; their failure (a busy
-            // disk, an opponent engine that will not start) must not stop training.
-            if let Err(e) = after_promotion(run, cfg, &m) {
-                log(&format!(
-                    "warning: export or rating of {} failed: {e:#}",
-                    m.name
-                ));
-                run.event(
-                    "warning",
-                    serde_json::json!({"model": m.name, "message": format!("{e:#}")}),
-                )?;
-            }
+    if gate_once(run, &cfg.file.gate, &mut |l| log(l))? == Some(true)
+        && let Some(m) = run.accepted()?
+    {
+        // Export and rating only report on the network; their failure (a busy disk,
+        // an opponent engine that will not start) must not stop training.
+        if let Err(e) = after_promotion(run, cfg, &m) {
+            log(&format!(
+                "warning: export or rating of {} failed: {e:#}",
+                m.name
+            ));
+            run.event(
+                "warning",
+                serde_json::json!({"model": m.name, "message": format!("{e:#}")}),
+            )?;
         }
     }
     Ok(())
