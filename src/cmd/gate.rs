@@ -202,10 +202,7 @@ pub fn gate_once(
 
 pub fn run(args: Args) -> Result<()> {
     let run = RunDir::open(&args.run)?;
-    let config_path = args.config.clone().or_else(|| {
-        let p = run.root().join("config.toml");
-        p.exists().then_some(p)
-    });
+    let config_path = run.config_for(args.config.as_deref());
     let cfg = match &config_path {
         Some(p) => read_section(p)?,
         None => GateSection::default(),

@@ -302,7 +302,7 @@ fn humantime(secs: u64) -> String {
 /// Copies the config into the run on first start; later starts must use the same
 /// config (or one that differs only in the budget), so a run stays explainable.
 fn record_config(run: &RunDir, cfg: &RunConfig) -> Result<()> {
-    let path = run.root().join("config.toml");
+    let path = run.config_path();
     if path.exists() {
         let old = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?;

@@ -46,22 +46,18 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let config_path = args
-        .config
-        .clone()
-        .or_else(|| Some(args.run.join("config.toml")).filter(|p| p.is_file()));
+    let run_dir = RunDir::open(&args.run)?;
+    let config_path = run_dir.config_for(args.config.as_deref());
     let config = match &config_path {
         Some(p) => SelfplayConfig::from_file(p)?,
         None => SelfplayConfig::default(),
     };
-    std::fs::create_dir_all(&args.run)
-        .with_context(|| format!("cannot create run directory {}", args.run.display()))?;
 
     let (evaluator, watcher) = load_accepted_evaluator(&args.run)?;
 
     let worker = worker_id();
     let seed = args.seed.unwrap_or_else(|| seed_from(&worker));
-    let events = RunDir::open(&args.run)?;
+    let events = run_dir.clone();
     let event_worker = worker.clone();
     let options = RunOptions {
         run_dir: Some(args.run.clone()),

@@ -825,15 +825,12 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let config_path = args
-        .config
-        .clone()
-        .or_else(|| Some(args.run.join("config.toml")).filter(|p| p.is_file()));
+    let run = RunDir::open(&args.run)?;
+    let config_path = run.config_for(args.config.as_deref());
     let cfg = match &config_path {
         Some(p) => TrainSection::from_file(p)?,
         None => TrainSection::default(),
     };
-    let run = RunDir::open(&args.run)?;
     let mut cfg = cfg;
     if let (Some(n), 0) = (args.steps, cfg.trainer.total_steps) {
         // The progress bar's ETA: this invocation ends at the current step + N.
