@@ -70,6 +70,12 @@ pub struct SelfplayConfig {
     pub resign_disabled_fraction: f32,
     /// Plies after which an unfinished game is adjudicated a draw.
     pub max_plies: u32,
+    /// For value targets only: a drawn game (repetition, move limits, `max_plies`) in
+    /// which one side ends at least this much material ahead (chariot 9, cannon 4.5,
+    /// horse 4, advisor and elephant 2, soldier 1 or 2 across the river) trains the
+    /// value head as that side's win. 0 disables it; PGN records keep the real result.
+    /// Meant for bringing up a network from scratch on little compute.
+    pub material_adjudication: f32,
     /// Finished games per output file (a chunk and a PGN file). 1 loses no finished
     /// game when the worker is killed; larger values make fewer, bigger files.
     pub games_per_file: usize,
@@ -97,6 +103,7 @@ impl Default for SelfplayConfig {
             resign_min_ply: 20,
             resign_disabled_fraction: 0.1,
             max_plies: 400,
+            material_adjudication: 0.0,
             games_per_file: 1,
             model_poll_seconds: 10.0,
             pgn_chinese_comments: true,
@@ -210,6 +217,11 @@ impl SelfplayConfig {
             (1..=u32::from(u16::MAX)).contains(&self.max_plies),
             "max_plies",
             "an integer in 1..=65535",
+        )?;
+        check(
+            self.material_adjudication.is_finite() && self.material_adjudication >= 0.0,
+            "material_adjudication",
+            "a finite number >= 0 (0 disables it)",
         )?;
         check(
             (1..=100_000).contains(&self.games_per_file),

@@ -4,7 +4,7 @@
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
-use xq_core::{Color, Game, Move, Position};
+use xq_core::{Color, Game, Move, Position, Role};
 use xq_mcts::{Playouts, Search, SearchError, SearchResult};
 
 use crate::config::SelfplayConfig;
@@ -49,6 +49,46 @@ impl Termination {
             Termination::MaxPlies => "max_plies",
         }
     }
+}
+
+/// Material of `color` on the board in conventional piece values: chariot 9,
+/// cannon 4.5, horse 4, advisor and elephant 2, soldier 1 (2 once across the river).
+pub fn material(pos: &Position, color: Color) -> f32 {
+    pos.pieces_iter()
+        .filter(|(_, p)| p.color == color)
+        .map(|(sq, p)| match p.role {
+            Role::General => 0.0,
+            Role::Advisor | Role::Elephant => 2.0,
+            Role::Horse => 4.0,
+            Role::Cannon => 4.5,
+            Role::Chariot => 9.0,
+            Role::Soldier if sq.is_home(color) => 1.0,
+            Role::Soldier => 2.0,
+        })
+        .sum()
+}
+
+/// The value target of a finished game's positions: its result, except that a drawn
+/// game in which one side ends at least `margin` material ahead (see [`material`])
+/// counts as that side's win. `margin <= 0` gives the result unchanged.
+///
+/// Why: a young network's self-play games are mostly drawn by repetition or by the
+/// move limits with one side far ahead, because neither side can yet convert. With
+/// only results as targets the value head then learns that material does not matter,
+/// which is true of those games and false of the game. Scoring such draws by material,
+/// as Zeta36's chess-alpha-zero adjudicates games at its length cap, gives the value
+/// head that first lesson in minutes. The PGN record keeps the real result.
+pub fn value_target(termination: Termination, last: &Position, margin: f32) -> xq_data::Outcome {
+    if margin > 0.0 && termination.winner().is_none() {
+        let lead = material(last, Color::Red) - material(last, Color::Black);
+        if lead >= margin {
+            return xq_data::Outcome::RedWins;
+        }
+        if -lead >= margin {
+            return xq_data::Outcome::BlackWins;
+        }
+    }
+    termination.outcome()
 }
 
 /// A full-search position's training targets, kept until the game's result is known.
@@ -146,6 +186,9 @@ pub struct FinishedGame {
     pub start: Position,
     pub moves: Vec<Move>,
     pub termination: Termination,
+    /// The value target of the game's records (Red's view): the result, or a drawn
+    /// game scored by material ([`value_target`]).
+    pub target: xq_data::Outcome,
     pub records: Vec<RecordDraft>,
     pub resign_enabled: bool,
     /// For a game with resignation disabled: whether a would-be resignation happened
@@ -253,7 +296,7 @@ impl GameState {
             self.record(&result, ply);
         }
         if self.resign.observe(side, ply, result.value) == ResignVerdict::Resign {
-            return Ok(self.finish(Termination::Resignation { loser: side }));
+            return Ok(self.finish(config, Termination::Resignation { loser: side }));
         }
         let Some(mv) = self.search.choose_move(&result) else {
             // Only a position without legal moves has no move, and the rules end the
@@ -264,14 +307,14 @@ impl GameState {
                 .ok_or_else(|| SearchError::GameOver {
                     fen: self.game.position().fen(),
                 })?;
-            return Ok(self.finish(Termination::Rules(outcome)));
+            return Ok(self.finish(config, Termination::Rules(outcome)));
         };
         self.game.play_unchecked(mv);
         if let Some(outcome) = self.game.adjudicate() {
-            return Ok(self.finish(Termination::Rules(outcome)));
+            return Ok(self.finish(config, Termination::Rules(outcome)));
         }
         if self.game.ply() as u32 >= config.max_plies {
-            return Ok(self.finish(Termination::MaxPlies));
+            return Ok(self.finish(config, Termination::MaxPlies));
         }
         self.search.advance(mv)?;
         Ok(Step::Continue)
@@ -306,14 +349,20 @@ impl GameState {
         });
     }
 
-    fn finish(&mut self, termination: Termination) -> Step {
+    fn finish(&mut self, config: &SelfplayConfig, termination: Termination) -> Step {
         let winner = termination.winner();
+        let target = value_target(
+            termination,
+            self.game.position(),
+            config.material_adjudication,
+        );
         Step::Finished(Box::new(FinishedGame {
             id: self.id,
             seed: self.seed,
             start: self.game.start().clone(),
             moves: self.game.moves().collect(),
             termination,
+            target,
             records: std::mem::take(&mut self.records),
             resign_enabled: self.resign.enabled(),
             false_positive: if self.resign.enabled() {
@@ -376,6 +425,59 @@ mod tests {
         assert_eq!(t.false_positive(Some(Color::Black)), Some(true));
         let quiet = tracker(false);
         assert_eq!(quiet.false_positive(None), None);
+    }
+
+    fn pos(fen: &str) -> Position {
+        Position::from_fen(fen).unwrap()
+    }
+
+    #[test]
+    fn material_counts_conventional_values_and_soldiers_across_the_river_double() {
+        let start = Position::startpos();
+        // 2 chariots, 2 horses, 2 cannons, 2 advisors, 2 elephants, 5 soldiers.
+        assert_eq!(
+            material(&start, Color::Red),
+            18.0 + 8.0 + 9.0 + 4.0 + 4.0 + 5.0
+        );
+        assert_eq!(material(&start, Color::Black), material(&start, Color::Red));
+        // Soldiers on their own side of the river (red rank 4, black rank 5) count 1.
+        let p = pos("4k4/9/9/9/4p4/4P4/9/9/9/4K4 w - - 0 1");
+        assert_eq!(material(&p, Color::Red), 1.0);
+        assert_eq!(material(&p, Color::Black), 1.0);
+        // Across the river (red rank 6, black rank 3) they count 2.
+        let p = pos("4k4/9/9/4P4/9/9/4p4/9/9/4K4 w - - 0 1");
+        assert_eq!(material(&p, Color::Red), 2.0);
+        assert_eq!(material(&p, Color::Black), 2.0);
+        let p = pos("4k4/9/9/9/9/4p4/4P4/9/9/4K4 w - - 0 1");
+        assert_eq!(material(&p, Color::Red), 1.0);
+        assert_eq!(material(&p, Color::Black), 2.0);
+    }
+
+    #[test]
+    fn drawn_games_with_a_material_lead_train_as_wins_and_decided_games_keep_their_result() {
+        use xq_core::{Outcome, Reason};
+        use xq_data::Outcome as Target;
+        // Red has a chariot more (9) than Black.
+        let red_ahead = pos("3k5/9/9/9/9/9/9/9/4R4/4K4 w - - 0 1");
+        let black_ahead = pos("3k5/9/4r4/9/9/9/9/9/9/4K4 w - - 0 1");
+        let draw = Termination::Rules(Outcome::draw(Reason::MoveLimit));
+        assert_eq!(value_target(draw, &red_ahead, 9.0), Target::RedWins);
+        assert_eq!(value_target(draw, &red_ahead, 9.5), Target::Draw);
+        assert_eq!(
+            value_target(draw, &red_ahead, 0.0),
+            Target::Draw,
+            "0 turns it off"
+        );
+        assert_eq!(
+            value_target(Termination::MaxPlies, &black_ahead, 3.0),
+            Target::BlackWins
+        );
+        // A decided game keeps its result, whatever the material says.
+        let lost = Termination::Resignation { loser: Color::Red };
+        assert_eq!(value_target(lost, &red_ahead, 3.0), Target::BlackWins);
+        // Level material stays a draw.
+        let level = Position::startpos();
+        assert_eq!(value_target(draw, &level, 0.5), Target::Draw);
     }
 
     #[test]

@@ -145,6 +145,7 @@ mod tests {
                 Color::Black,
                 Reason::Checkmate,
             )),
+            target: xq_data::Outcome::RedWins,
             records: Vec::new(),
             resign_enabled: false,
             false_positive: Some(true),

@@ -758,7 +758,7 @@ pub fn build_chunk(
         if g.records.is_empty() {
             continue;
         }
-        let outcome = g.termination.outcome();
+        let outcome = g.target;
         let total = g.moves.len();
         let index = chunk.add_game(g.start.clone(), g.moves.clone())?;
         let first = g.start.turn();
