@@ -281,3 +281,58 @@ fn an_unusable_run_directory_is_an_error_naming_it_before_any_game() {
     .to_string();
     assert!(err.contains("not-a-dir"), "{err}");
 }
+
+#[test]
+fn drawn_games_with_a_material_lead_write_that_sides_win_as_value_target_and_keep_the_real_pgn_result()
+ {
+    let mut config = tiny_config();
+    config.max_plies = 40;
+    config.material_adjudication = 1.0;
+    let dir = tempfile::tempdir().unwrap();
+    play(
+        &config,
+        Some(dir.path()),
+        8,
+        21,
+        Box::new(RandomEvaluator::new(5)),
+    );
+
+    let mut reference_eval = RandomEvaluator::new(5);
+    let reference: Vec<_> = (0..8)
+        .map(|id| reference_game(&config, id, 21, &mut reference_eval))
+        .collect();
+    let mut adjudicated = 0;
+    for r in &reference {
+        let mut last = r.start.clone();
+        for &m in &r.moves {
+            last.play_unchecked(m);
+        }
+        let want = xq_selfplay::game::value_target(r.termination, &last, 1.0);
+        assert_eq!(r.target, want);
+        if r.target != r.termination.outcome() {
+            adjudicated += 1;
+        }
+    }
+    assert!(adjudicated > 0, "no drawn game had a material lead");
+
+    // The PGN keeps the real result; each chunk's records carry the adjudicated one.
+    for (round, _, result, _) in pgn_games(&dir.path().join("games")) {
+        let r = &reference[round as usize];
+        assert_eq!(result, r.termination.outcome().pgn(), "game {round}");
+    }
+    for entry in std::fs::read_dir(dir.path().join("data")).unwrap() {
+        let chunk = xq_data::read_chunk(&entry.unwrap().path()).unwrap();
+        let r = reference
+            .iter()
+            .find(|r| r.moves == chunk.games[0].moves)
+            .expect("chunk of an unknown game");
+        for rec in &chunk.records {
+            let side = if rec.ply % 2 == 0 {
+                r.start.turn()
+            } else {
+                r.start.turn().other()
+            };
+            assert_eq!(rec.result, Some(r.target.for_side(side)));
+        }
+    }
+}
