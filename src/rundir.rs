@@ -47,7 +47,7 @@ pub fn model_name(step: u64) -> String {
     format!("s{step:010}")
 }
 
-fn copy_dir_atomic(src: &Path, dst: &Path, only: impl Fn(&str) -> bool) -> Result<()> {
+fn copy_dir_atomic(src: &Path, dst: &Path, mut only: impl FnMut(&str) -> bool) -> Result<()> {
     if dst.exists() {
         return Ok(());
     }
@@ -61,22 +61,36 @@ fn copy_dir_atomic(src: &Path, dst: &Path, only: impl Fn(&str) -> bool) -> Resul
         std::process::id()
     ));
     let _ = fs::remove_dir_all(&tmp);
-    fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-    for entry in fs::read_dir(src).with_context(|| format!("cannot read {}", src.display()))? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if entry.file_type()?.is_file() && only(&name) {
-            fs::copy(entry.path(), tmp.join(&name)).with_context(|| {
-                format!(
-                    "cannot copy {} to {}",
-                    entry.path().display(),
-                    tmp.display()
-                )
-            })?;
+    let result = (|| {
+        fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
+        for entry in fs::read_dir(src).with_context(|| format!("cannot read {}", src.display()))? {
+            let entry = entry.with_context(|| format!("cannot read {}", src.display()))?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            let is_file = entry
+                .file_type()
+                .with_context(|| format!("cannot read {}", entry.path().display()))?
+                .is_file();
+            if is_file && only(&name) {
+                let to = tmp.join(&name);
+                fs::copy(entry.path(), &to)
+                    .and_then(|_| fs::File::open(&to)?.sync_all())
+                    .with_context(|| {
+                        format!(
+                            "cannot copy {} to {}",
+                            entry.path().display(),
+                            dst.display()
+                        )
+                    })?;
+            }
         }
+        fs::rename(&tmp, dst)
+            .with_context(|| format!("cannot rename {} to {}", tmp.display(), dst.display()))
+    })();
+    if result.is_err() {
+        // A full disk must not leave a half-copied model behind, holding the space.
+        let _ = fs::remove_dir_all(&tmp);
     }
-    fs::rename(&tmp, dst)
-        .with_context(|| format!("cannot rename {} to {}", tmp.display(), dst.display()))
+    result
 }
 
 impl RunDir {
@@ -97,11 +111,13 @@ impl RunDir {
             run.matches_dir(),
             run.logs_dir(),
         ] {
-            fs::create_dir_all(&dir).with_context(|| {
-                format!(
-                    "cannot create {} (is the run directory writable?)",
-                    dir.display()
-                )
+            fs::create_dir_all(&dir).map_err(|e| {
+                let hint = match e.kind() {
+                    std::io::ErrorKind::PermissionDenied
+                    | std::io::ErrorKind::ReadOnlyFilesystem => " (is the run directory writable?)",
+                    _ => "",
+                };
+                anyhow::Error::new(e).context(format!("cannot create {}{hint}", dir.display()))
             })?;
         }
         Ok(run)
@@ -310,9 +326,15 @@ impl RunDir {
         let path = self.events_path();
         let mut f = fs::OpenOptions::new()
             .create(true)
+            .read(true)
             .append(true)
             .open(&path)
             .with_context(|| format!("cannot open {}", path.display()))?;
+        // A write that ran out of space may have left part of a line: end it first, so
+        // this event does not run into it (readers skip the torn line, not this one).
+        if !ends_with_newline(&f) {
+            line.insert(0, '\n');
+        }
         f.write_all(line.as_bytes())
             .with_context(|| format!("cannot append to {}", path.display()))
     }
@@ -368,6 +390,17 @@ impl RunDir {
     }
 }
 
+/// Whether a file is empty or ends with a newline (true when it cannot be read: the
+/// check only repairs what a failed append left behind).
+fn ends_with_newline(f: &fs::File) -> bool {
+    use std::os::unix::fs::FileExt;
+    let Ok(len) = f.metadata().map(|m| m.len()) else {
+        return true;
+    };
+    let mut last = [b'\n'];
+    len == 0 || f.read_exact_at(&mut last, len - 1).is_err() || last[0] == b'\n'
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -411,6 +444,52 @@ mod tests {
             .unwrap();
         run.reject(&c2, serde_json::json!({"score": 0.4})).unwrap();
         assert!(run.pending_candidates().unwrap().is_empty());
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn an_event_after_a_torn_line_starts_on_a_line_of_its_own() {
+        let root = temp("torn");
+        let run = RunDir::open(&root).unwrap();
+        run.event("a", serde_json::json!({"n": 1})).unwrap();
+        // What a write cut short by a full disk leaves behind.
+        let mut f = fs::OpenOptions::new()
+            .append(true)
+            .open(run.events_path())
+            .unwrap();
+        f.write_all(b"{\"time\":1,\"ki").unwrap();
+        run.event("b", serde_json::json!({"n": 2})).unwrap();
+        let (events, skipped) = run.events_with_skipped().unwrap();
+        let kinds: Vec<_> = events.iter().map(|e| e["kind"].clone()).collect();
+        assert_eq!(kinds, ["a", "b"]);
+        assert_eq!(skipped, [2]);
+        fs::remove_dir_all(&root).unwrap();
+    }
+
+    #[test]
+    fn a_failed_copy_leaves_no_half_model() {
+        let root = temp("copy");
+        let src = root.join("src");
+        fs::create_dir_all(&src).unwrap();
+        for f in ["a.json", "b.json", "c.json"] {
+            fs::write(src.join(f), f).unwrap();
+        }
+        let dst = root.join("models/dst");
+        // Fault injection: the second file vanishes just before it is copied, so the
+        // copy fails after the first file is already in the temporary directory.
+        let mut n = 0;
+        let err = copy_dir_atomic(&src, &dst, |name| {
+            n += 1;
+            if n == 2 {
+                fs::remove_file(src.join(name)).unwrap();
+            }
+            true
+        })
+        .unwrap_err();
+        assert!(format!("{err:#}").contains("cannot copy"), "{err:#}");
+        assert!(!dst.exists());
+        let left: Vec<_> = fs::read_dir(root.join("models")).unwrap().collect();
+        assert!(left.is_empty(), "{left:?}");
         fs::remove_dir_all(&root).unwrap();
     }
 }

@@ -33,13 +33,19 @@ pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
             .unwrap_or_default(),
         std::process::id()
     ));
-    let mut f =
-        std::fs::File::create(&tmp).with_context(|| format!("cannot write {}", tmp.display()))?;
-    f.write_all(bytes)
-        .and_then(|()| f.sync_all())
-        .with_context(|| format!("cannot write {}", tmp.display()))?;
-    std::fs::rename(&tmp, path)
-        .with_context(|| format!("cannot rename {} to {}", tmp.display(), path.display()))
+    let result = (|| {
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(bytes)?;
+        // Also catches errors a filesystem reports only when the data reaches the disk.
+        f.sync_all()?;
+        drop(f);
+        std::fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        // A full disk must not leave a half file behind (nor eat the space it holds).
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result.with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Parses `--fen` (the starting position when absent).

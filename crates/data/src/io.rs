@@ -58,10 +58,27 @@ pub fn tmp_path(path: &Path) -> PathBuf {
 /// # Errors
 /// Any I/O error; the temporary file is removed on failure.
 pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_inner(path, bytes, None)
+}
+
+/// [`write_bytes_atomic`] with fault injection for tests: with `fail_after = Some(n)`
+/// the write stops after `n` bytes with `ENOSPC`, like a disk that fills up mid-file.
+fn write_atomic_inner(path: &Path, bytes: &[u8], fail_after: Option<usize>) -> io::Result<()> {
     let tmp = tmp_path(path);
     let result = (|| {
         let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
+        match fail_after {
+            Some(n) if n < bytes.len() => {
+                f.write_all(&bytes[..n])?;
+                return Err(io::Error::new(
+                    io::ErrorKind::StorageFull,
+                    "No space left on device (injected)",
+                ));
+            }
+            _ => f.write_all(bytes)?,
+        }
+        // Also catches errors that a filesystem reports only when the data reaches the
+        // disk (delayed allocation, NFS): a file is renamed only once it is whole.
         f.sync_all()?;
         drop(f);
         fs::rename(&tmp, path)?;
@@ -150,6 +167,9 @@ pub struct ChunkWriter {
     dir: PathBuf,
     worker: String,
     next_seq: u64,
+    /// Fault injection: writes fail with `ENOSPC` after this many bytes.
+    #[cfg(test)]
+    fail_after: Option<usize>,
 }
 
 /// A worker id that cannot be part of a file name.
@@ -160,6 +180,14 @@ pub enum WriterError {
     #[error("cannot use chunk directory {}: {source}", dir.display())]
     Dir {
         dir: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    /// The chunk was valid but could not be written (a full disk, a read-only or
+    /// vanished directory); the temporary file is removed and no chunk file appears.
+    #[error("cannot write chunk {}: {source}", path.display())]
+    Write {
+        path: PathBuf,
         #[source]
         source: io::Error,
     },
@@ -200,6 +228,8 @@ impl ChunkWriter {
             dir,
             worker: worker.to_owned(),
             next_seq,
+            #[cfg(test)]
+            fail_after: None,
         })
     }
 
@@ -212,10 +242,20 @@ impl ChunkWriter {
     /// Writes a chunk atomically under the next name and returns its path.
     ///
     /// # Errors
-    /// Invalid content or an I/O error; the sequence number is not consumed then.
+    /// Invalid content ([`WriterError::Chunk`]) or an I/O error ([`WriterError::Write`],
+    /// naming the file); the sequence number is not consumed then, and no file (not
+    /// even a temporary one) is left behind.
     pub fn write(&mut self, chunk: &Chunk) -> Result<PathBuf, WriterError> {
         let path = self.next_path();
-        write_chunk_atomic(&path, chunk)?;
+        let bytes = format::encode_chunk(chunk).map_err(|e| ChunkFileError::new(&path, e))?;
+        #[cfg(test)]
+        let fail_after = self.fail_after;
+        #[cfg(not(test))]
+        let fail_after = None;
+        write_atomic_inner(&path, &bytes, fail_after).map_err(|source| WriterError::Write {
+            path: path.clone(),
+            source,
+        })?;
         self.next_seq += 1;
         Ok(path)
     }
@@ -235,4 +275,100 @@ fn parse_name(name: &str, worker: &str) -> Option<u64> {
         return None;
     }
     digits.parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::record::{ChunkMeta, Outcome, PlyTarget, quantize_policy};
+    use xq_core::{Move, Position};
+
+    fn chunk() -> Chunk {
+        let mut chunk = Chunk::new(ChunkMeta {
+            encoding_version: xq_nn::encode::ENCODING_VERSION,
+            policy_index_version: xq_nn::policy::POLICY_INDEX_VERSION,
+            creator: "io test".into(),
+            seed: 1,
+        });
+        let moves = vec![
+            Move::from_iccs("h2e2").unwrap(),
+            Move::from_iccs("h9g7").unwrap(),
+        ];
+        let policy = quantize_policy(&[(moves[0], 3.0), (Move::from_iccs("b2e2").unwrap(), 1.0)]);
+        let targets = [PlyTarget {
+            ply: 0,
+            policy: &policy,
+            root_wdl: [0.4, 0.4, 0.2],
+            weight: 1.0,
+        }];
+        chunk
+            .add_game_with_targets(Position::startpos(), moves, Some(Outcome::Draw), &targets)
+            .unwrap();
+        chunk
+    }
+
+    fn names(dir: &Path) -> Vec<String> {
+        let mut v: Vec<String> = fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn a_disk_that_fills_mid_chunk_gives_a_typed_error_naming_the_file_and_leaves_no_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = ChunkWriter::new(dir.path(), "w").unwrap();
+        let first = w.write(&chunk()).unwrap();
+        // The disk fills after the header: the chunk is half written when ENOSPC comes.
+        w.fail_after = Some(HEADER_LEN + 3);
+        let err = w.write(&chunk()).unwrap_err();
+        let expected = dir.path().join("w-00000001.xqc");
+        match &err {
+            WriterError::Write { path, source } => {
+                assert_eq!(path, &expected);
+                assert_eq!(source.kind(), io::ErrorKind::StorageFull);
+            }
+            other => panic!("expected WriterError::Write, got {other:?}"),
+        }
+        let text = err.to_string();
+        assert!(text.contains(&expected.display().to_string()), "{text}");
+        assert!(text.contains("No space left on device"), "{text}");
+        // No temporary file, no half chunk; the earlier chunk is untouched.
+        assert_eq!(names(dir.path()), ["w-00000000.xqc"]);
+        assert_eq!(read_chunk(&first).unwrap(), chunk());
+        // The sequence number was not consumed: once space is back, the next chunk
+        // takes the name the failed one would have had.
+        w.fail_after = None;
+        assert_eq!(w.write(&chunk()).unwrap(), expected);
+        assert_eq!(read_chunk(&expected).unwrap(), chunk());
+    }
+
+    #[test]
+    fn a_failed_overwrite_keeps_the_previous_file_whole() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("pointer.json");
+        write_bytes_atomic(&path, b"{\"old\": 1}").unwrap();
+        for fail_after in [0, 1, 5] {
+            let err = write_atomic_inner(&path, b"{\"new\": 2, \"more\": 3}", Some(fail_after))
+                .unwrap_err();
+            assert_eq!(err.kind(), io::ErrorKind::StorageFull);
+            assert_eq!(fs::read(&path).unwrap(), b"{\"old\": 1}");
+            assert_eq!(names(dir.path()), ["pointer.json"]);
+        }
+    }
+
+    #[test]
+    fn a_vanished_directory_is_an_error_not_a_panic() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut w = ChunkWriter::new(dir.path().join("data"), "w").unwrap();
+        fs::remove_dir(dir.path().join("data")).unwrap();
+        let err = w.write(&chunk()).unwrap_err();
+        assert!(
+            matches!(&err, WriterError::Write { source, .. } if source.kind() == io::ErrorKind::NotFound),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("w-00000000.xqc"), "{err}");
+    }
 }

@@ -194,17 +194,26 @@ pub fn write_atomic(
     write: impl FnOnce(&Path) -> Result<(), TrainError>,
 ) -> Result<(), TrainError> {
     let tmp = tmp_path(path);
+    let failed = |source| TrainError::Write {
+        path: path.into(),
+        source,
+    };
     let result = write(&tmp).and_then(|()| {
         let f = fs::OpenOptions::new()
             .append(true)
             .open(&tmp)
-            .map_err(|e| TrainError::io(&tmp, e))?;
-        f.sync_all().map_err(|e| TrainError::io(&tmp, e))?;
-        fs::rename(&tmp, path).map_err(|e| TrainError::io(path, e))
+            .map_err(failed)?;
+        // Also catches errors a filesystem reports only when data reaches the disk.
+        f.sync_all().map_err(failed)?;
+        fs::rename(&tmp, path).map_err(failed)
     });
-    if result.is_err() {
+    if let Err(e) = result {
         let _ = fs::remove_file(&tmp);
-        return result;
+        // An I/O error on the temporary file is reported as one writing `path`.
+        return Err(match e {
+            TrainError::Io { path: p, source } if p == tmp => failed(source),
+            e => e,
+        });
     }
     if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
         && let Ok(d) = fs::File::open(dir)
@@ -223,8 +232,13 @@ pub fn write_tensors(path: &Path, tensors: &[(String, Tensor)]) -> Result<(), Tr
             .iter()
             .map(|(n, t)| Ok((n.clone(), t.f_detach()?.f_contiguous()?)))
             .collect::<Result<_, tch::TchError>>()?;
-        Tensor::write_safetensors(&host, tmp)?;
-        Ok(())
+        Tensor::write_safetensors(&host, tmp).map_err(|e| match e {
+            tch::TchError::SafeTensorError {
+                err: safetensors::SafeTensorError::IoError(source),
+                ..
+            } => TrainError::io(tmp, source),
+            e => e.into(),
+        })
     })
 }
 
@@ -427,6 +441,41 @@ mod tests {
             .map(|e| e.unwrap().file_name())
             .collect();
         assert_eq!(names, [std::ffi::OsString::from("x.json")]);
+        fs::remove_dir_all(&d).unwrap();
+    }
+
+    #[test]
+    fn a_disk_that_fills_mid_file_is_a_write_error_naming_the_file_and_keeps_the_old_one() {
+        let d = temp_dir("enospc");
+        let path = d.join("ckpt-0000000002.json");
+        write_bytes_atomic(&path, b"old").unwrap();
+        let err = write_atomic(&path, |tmp| {
+            fs::write(tmp, b"ha").unwrap();
+            Err(TrainError::io(
+                tmp,
+                std::io::Error::new(std::io::ErrorKind::StorageFull, "No space left on device"),
+            ))
+        })
+        .unwrap_err();
+        match &err {
+            TrainError::Write { path: p, source } => {
+                assert_eq!(p, &path);
+                assert_eq!(source.kind(), std::io::ErrorKind::StorageFull);
+            }
+            other => panic!("expected TrainError::Write, got {other:?}"),
+        }
+        let text = err.to_string();
+        assert!(text.starts_with("cannot write "), "{text}");
+        assert!(
+            text.contains("ckpt-0000000002.json: No space left"),
+            "{text}"
+        );
+        assert_eq!(fs::read(&path).unwrap(), b"old");
+        let names: Vec<_> = fs::read_dir(&d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name())
+            .collect();
+        assert_eq!(names, [std::ffi::OsString::from("ckpt-0000000002.json")]);
         fs::remove_dir_all(&d).unwrap();
     }
 }

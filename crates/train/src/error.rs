@@ -14,6 +14,14 @@ pub enum TrainError {
         #[source]
         source: std::io::Error,
     },
+    /// A file could not be written (a full disk, a read-only directory); `path` is the
+    /// file that was being written, and the previous version of it, if any, is intact.
+    #[error("cannot write {path}: {source}")]
+    Write {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
     #[error("{path}: invalid JSON: {source}")]
     Json {
         path: PathBuf,

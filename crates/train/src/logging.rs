@@ -1,12 +1,14 @@
-//! TensorBoard scalars (tensorboard-rs) and human progress output: an indicatif bar on a
+//! TensorBoard scalars (event files written here; tensorboard-rs's checksum) and human progress output: an indicatif bar on a
 //! terminal, plain log lines otherwise (so `nohup` logs stay readable).
 
-use std::io::IsTerminal;
+use std::fs::File;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tensorboard_rs::summary_writer::SummaryWriter;
+use tensorboard_rs::masked_crc32c::masked_crc32c;
 
 use crate::error::TrainError;
 
@@ -39,18 +41,31 @@ pub enum Progress {
     Off,
 }
 
-/// Appends scalars to a TensorBoard event file in `dir`. The writer (and its file) is
-/// created on the first scalar, so a run that never logs leaves no empty event file.
+/// Appends scalars to a TensorBoard event file in `dir`. The file is created on the
+/// first scalar, so a run that never logs leaves no empty event file.
+///
+/// Records are written synchronously, one `write` each, in TensorBoard's TFRecord
+/// framing (length, masked CRC-32C of the length, an `Event` protobuf, its masked
+/// CRC-32C). A write that fails (a full disk) is an error naming the file, never a
+/// panic, and the partial record is cut off again, so the file stays readable and
+/// later scalars can still be appended once there is space.
 pub struct TbLogger {
     dir: PathBuf,
-    writer: Option<SummaryWriter>,
+    file: Option<EventFile>,
+}
+
+struct EventFile {
+    path: PathBuf,
+    file: File,
+    /// Length of the file up to its last complete record.
+    len: u64,
 }
 
 impl std::fmt::Debug for TbLogger {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TbLogger")
             .field("dir", &self.dir)
-            .field("open", &self.writer.is_some())
+            .field("file", &self.file.as_ref().map(|f| &f.path))
             .finish()
     }
 }
@@ -60,7 +75,7 @@ impl TbLogger {
     pub fn new(dir: impl Into<PathBuf>) -> TbLogger {
         TbLogger {
             dir: dir.into(),
-            writer: None,
+            file: None,
         }
     }
 
@@ -69,26 +84,134 @@ impl TbLogger {
         &self.dir
     }
 
-    /// Adds one scalar at `step`.
-    pub fn scalar(&mut self, tag: &str, value: f64, step: u64) -> Result<(), TrainError> {
-        if self.writer.is_none() {
-            // tensorboard-rs panics when it cannot create the directory; create it here
-            // so that failure is an error naming the path instead.
-            std::fs::create_dir_all(&self.dir).map_err(|e| TrainError::io(&self.dir, e))?;
-            self.writer = Some(SummaryWriter::new(&self.dir));
-        }
-        if let Some(w) = &mut self.writer {
-            w.add_scalar(tag, value as f32, step as usize);
-        }
-        Ok(())
+    /// The event file, once the first scalar has created it.
+    pub fn path(&self) -> Option<&Path> {
+        self.file.as_ref().map(|f| f.path.as_path())
     }
 
-    /// Asks the writer thread to flush (asynchronous; dropping the logger waits for it).
-    pub fn flush(&mut self) {
-        if let Some(w) = &mut self.writer {
-            w.flush();
-        }
+    /// Adds one scalar at `step`.
+    ///
+    /// # Errors
+    /// If the directory or the event file cannot be created or written (a full disk,
+    /// a read-only directory); the error names the path.
+    pub fn scalar(&mut self, tag: &str, value: f64, step: u64) -> Result<(), TrainError> {
+        let file = match &mut self.file {
+            Some(f) => f,
+            None => self.file.insert(EventFile::create(&self.dir)?),
+        };
+        #[allow(clippy::cast_possible_wrap)]
+        let event = scalar_event(wall_time(), step as i64, tag, value as f32);
+        file.append(&event)
     }
+
+    /// Kept for callers that flush after a group of scalars: every scalar is already
+    /// written when [`TbLogger::scalar`] returns.
+    pub fn flush(&mut self) {}
+}
+
+impl EventFile {
+    /// Creates `DIR/events.out.tfevents.<time>.<host>.<pid>.<n>` with its version record.
+    fn create(dir: &Path) -> Result<EventFile, TrainError> {
+        static SERIAL: AtomicU64 = AtomicU64::new(0);
+        std::fs::create_dir_all(dir).map_err(|e| TrainError::io(dir, e))?;
+        let time = wall_time();
+        let host: String = std::fs::read_to_string("/proc/sys/kernel/hostname")
+            .unwrap_or_default()
+            .trim()
+            .chars()
+            .filter(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+            .collect();
+        let name = format!(
+            "events.out.tfevents.{:010}.{}.{}.{}",
+            time as u64,
+            if host.is_empty() { "host" } else { &host },
+            std::process::id(),
+            SERIAL.fetch_add(1, Ordering::Relaxed)
+        );
+        let path = dir.join(name);
+        let file = File::options()
+            .create(true)
+            .append(true)
+            .open(&path)
+            .map_err(|e| TrainError::io(&path, e))?;
+        let len = file.metadata().map_err(|e| TrainError::io(&path, e))?.len();
+        let mut f = EventFile { path, file, len };
+        if let Err(e) = f.append(&version_event(time)) {
+            // Not even the header fits: leave no empty event file behind.
+            let _ = std::fs::remove_file(&f.path);
+            return Err(e);
+        }
+        Ok(f)
+    }
+
+    /// Appends one record; on failure cuts the file back to its last whole record.
+    fn append(&mut self, event: &[u8]) -> Result<(), TrainError> {
+        let record = tf_record(event);
+        if let Err(e) = self.file.write_all(&record) {
+            // Best effort: a torn record would hide every later one from TensorBoard.
+            let _ = self.file.set_len(self.len);
+            return Err(TrainError::io(&self.path, e));
+        }
+        self.len += record.len() as u64;
+        Ok(())
+    }
+}
+
+fn wall_time() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0.0, |d| d.as_secs_f64())
+}
+
+/// TFRecord framing: `u64` length, masked CRC-32C of it, the data, masked CRC-32C of it.
+fn tf_record(data: &[u8]) -> Vec<u8> {
+    let len = (data.len() as u64).to_le_bytes();
+    let mut out = Vec::with_capacity(data.len() + 16);
+    out.extend_from_slice(&len);
+    out.extend_from_slice(&masked_crc32c(&len).to_le_bytes());
+    out.extend_from_slice(data);
+    out.extend_from_slice(&masked_crc32c(data).to_le_bytes());
+    out
+}
+
+fn varint(out: &mut Vec<u8>, mut v: u64) {
+    while v >= 0x80 {
+        out.push((v as u8) | 0x80);
+        v >>= 7;
+    }
+    out.push(v as u8);
+}
+
+/// A length-delimited protobuf field.
+fn bytes_field(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
+    varint(out, u64::from(field << 3 | 2));
+    varint(out, bytes.len() as u64);
+    out.extend_from_slice(bytes);
+}
+
+/// `Event { wall_time: 1 (double), file_version: 3 (string) }`.
+fn version_event(wall_time: f64) -> Vec<u8> {
+    let mut e = vec![0x09];
+    e.extend_from_slice(&wall_time.to_le_bytes());
+    bytes_field(&mut e, 3, b"brain.Event:2");
+    e
+}
+
+/// `Event { wall_time: 1, step: 2 (int64), summary: 5 { value: 1 { tag: 1, simple_value: 2 (float) } } }`.
+fn scalar_event(wall_time: f64, step: i64, tag: &str, value: f32) -> Vec<u8> {
+    let mut v = Vec::with_capacity(tag.len() + 8);
+    bytes_field(&mut v, 1, tag.as_bytes());
+    v.push(0x15);
+    v.extend_from_slice(&value.to_le_bytes());
+    let mut summary = Vec::with_capacity(v.len() + 4);
+    bytes_field(&mut summary, 1, &v);
+    let mut e = vec![0x09];
+    e.extend_from_slice(&wall_time.to_le_bytes());
+    e.push(0x10);
+    #[allow(clippy::cast_sign_loss)]
+    varint(&mut e, step as u64);
+    bytes_field(&mut e, 5, &summary);
+    e
 }
 
 /// Progress output.
@@ -164,5 +287,65 @@ impl Drop for ProgressOut {
         if let Some(bar) = &self.bar {
             bar.abandon();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_disk_is_an_error_naming_the_event_file_not_a_panic() {
+        // /dev/full answers every write with ENOSPC.
+        let path = PathBuf::from("/dev/full");
+        let Ok(file) = File::options().append(true).open(&path) else {
+            panic!("/dev/full is missing: this test needs Linux's full device");
+        };
+        let mut f = EventFile {
+            path: path.clone(),
+            file,
+            len: 0,
+        };
+        let err = f
+            .append(&scalar_event(1.0, 3, "loss/total", 0.5))
+            .unwrap_err();
+        match &err {
+            TrainError::Io { path: p, source } => {
+                assert_eq!(p, &path);
+                assert_eq!(source.kind(), std::io::ErrorKind::StorageFull);
+            }
+            other => panic!("expected an I/O error, got {other:?}"),
+        }
+        assert!(err.to_string().contains("/dev/full"), "{err}");
+        assert_eq!(f.len, 0);
+    }
+
+    #[test]
+    fn an_unwritable_log_directory_is_an_error_naming_it() {
+        let dir = std::env::temp_dir().join(format!("xq-train-tb-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::write(&dir, b"a file where the directory should be").unwrap();
+        let mut tb = TbLogger::new(dir.join("train"));
+        let err = tb.scalar("loss/total", 1.0, 1).unwrap_err();
+        assert!(
+            err.to_string().contains(&dir.display().to_string()),
+            "{err}"
+        );
+        assert!(tb.path().is_none());
+        std::fs::remove_file(&dir).unwrap();
+    }
+
+    #[test]
+    fn records_are_framed_with_lengths_and_checksums() {
+        let event = scalar_event(2.5, 300, "a", 1.0);
+        let record = tf_record(&event);
+        assert_eq!(record.len(), event.len() + 16);
+        assert_eq!(
+            u64::from_le_bytes(record[..8].try_into().unwrap()),
+            event.len() as u64
+        );
+        assert_eq!(&record[12..12 + event.len()], &event[..]);
+        // step 300 as a varint after the wall time: 0x10, 0xac, 0x02.
+        assert_eq!(&event[9..12], &[0x10, 0xac, 0x02]);
     }
 }

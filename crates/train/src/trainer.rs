@@ -403,10 +403,36 @@ impl Trainer {
 
     /// Writes a checkpoint of the current step (see [`crate::checkpoint`]) and prunes old
     /// ones beyond `config.keep_checkpoints`; returns the sidecar's path.
+    ///
+    /// # Errors
+    /// A file that cannot be written (a full disk): the error names it, the files of
+    /// this unfinished checkpoint are removed again (unless a complete checkpoint of the
+    /// same step already existed), and earlier checkpoints are untouched.
     pub fn save_checkpoint(&mut self) -> Result<PathBuf, TrainError> {
         let dir = self.run_dir.join(CHECKPOINT_DIR);
         fs::create_dir_all(&dir).map_err(|e| TrainError::io(&dir, e))?;
         let stem = stem(self.step);
+        let path = dir.join(format!("{stem}.json"));
+        let existed = path.exists();
+        let result = self.write_checkpoint_files(&dir, &stem, &path);
+        if result.is_err() && !existed && !path.exists() {
+            // Tensor files without a sidecar are no checkpoint, only wasted space.
+            for kind in ["weights", "ema", "optim"] {
+                let _ = fs::remove_file(dir.join(format!("{stem}.{kind}.safetensors")));
+            }
+        }
+        result?;
+        checkpoint::prune(&dir, self.config.keep_checkpoints)?;
+        Ok(path)
+    }
+
+    /// The tensor files, then the sidecar (which makes the checkpoint complete).
+    fn write_checkpoint_files(
+        &self,
+        dir: &Path,
+        stem: &str,
+        path: &Path,
+    ) -> Result<(), TrainError> {
         let weights = format!("{stem}.weights.safetensors");
         let ema = format!("{stem}.ema.safetensors");
         let optim = format!("{stem}.optim.safetensors");
@@ -429,10 +455,7 @@ impl Trainer {
         });
         sc.data_cursor = self.data_cursor.clone();
         sc.train = Some(self.config.clone());
-        let path = dir.join(format!("{stem}.json"));
-        sc.write(&path)?;
-        checkpoint::prune(&dir, self.config.keep_checkpoints)?;
-        Ok(path)
+        sc.write(path)
     }
 
     /// Stores the data pipeline's cursor; the next checkpoint saves it.
