@@ -17,11 +17,16 @@
 //! same command again resumes: finished games are in chunk files, the trainer resumes
 //! from its last checkpoint, gating picks up pending candidates, and the wall time
 //! spent is kept in `state.json`.
+//!
+//! On a terminal, progress shows as indicatif bars under the log lines (self-play
+//! games, training steps with samples/s and ETA, the current gating or rating match);
+//! when stderr is a file or a pipe, as plain log lines.
 
 use std::{
+    io::IsTerminal,
     path::{Path, PathBuf},
     sync::{
-        Arc,
+        Arc, Mutex,
         atomic::{AtomicBool, Ordering},
     },
     thread,
@@ -31,18 +36,24 @@ use std::{
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use xq_eval::{
-    matches::{MatchConfig, run_match},
+    matches::{MatchConfig, MatchStatus, run_match},
     player::{Player, PlayerError},
     referee::GameSettings,
     spec::PlayerSpec,
 };
-use xq_selfplay::{Observer, ProgressMode, RunOptions, SelfplayConfig, Snapshot};
+use xq_selfplay::{
+    Observer, ProgressMode, RunOptions, SelfplayConfig, Snapshot,
+    stats::{
+        bar_message, bar_style,
+        indicatif::{MultiProgress, ProgressBar, ProgressStyle},
+    },
+};
 
 use crate::{
     cmd::{
         gate::{GateSection, gate_once, net_spec},
         selfplay::{load_accepted_evaluator, log_tensorboard, selfplay_event},
-        train::{TrainSection, train_until},
+        train::{StepObserver, StepView, TrainSection, train_concurrently, train_until},
         write_atomic,
     },
     rundir::{ModelRef, RunDir},
@@ -290,8 +301,233 @@ impl Budget {
     }
 }
 
-fn log(line: &str) {
-    eprintln!("[{}] {line}", humantime(crate::rundir::now()));
+/// How `xqz run` shows progress.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Display {
+    /// indicatif bars (self-play, training, the current match) under the log lines.
+    Bars,
+    /// Plain log lines, for a file or a pipe (`nohup`, CI logs).
+    Lines,
+}
+
+impl Display {
+    /// Bars only on a terminal that can redraw lines.
+    fn choose(stderr_is_terminal: bool, term: Option<&str>) -> Display {
+        if stderr_is_terminal && term.is_none_or(|t| t != "dumb") {
+            Display::Bars
+        } else {
+            Display::Lines
+        }
+    }
+
+    fn detect() -> Display {
+        Display::choose(
+            std::io::stderr().is_terminal(),
+            std::env::var("TERM").ok().as_deref(),
+        )
+    }
+
+    /// What the self-play worker shows itself: with bars the run draws the self-play
+    /// bar (from the observer, among its other bars), with lines the worker prints its
+    /// own lines.
+    fn selfplay_progress(self) -> ProgressMode {
+        match self {
+            Display::Bars => ProgressMode::Quiet,
+            Display::Lines => ProgressMode::Lines,
+        }
+    }
+
+    /// How often the self-play observer is called: often enough for a bar, or just
+    /// for the `selfplay` events.
+    fn observe_every(self) -> Duration {
+        match self {
+            Display::Bars => Duration::from_millis(250),
+            Display::Lines => SELFPLAY_EVENT_EVERY,
+        }
+    }
+}
+
+/// Time between `selfplay` events (and TensorBoard points) of a self-play phase.
+const SELFPLAY_EVENT_EVERY: Duration = Duration::from_secs(60);
+
+/// The run's output: log lines, and with [`Display::Bars`] the bars, all through one
+/// `MultiProgress` so that bars of concurrent phases and log lines do not garble
+/// each other.
+#[derive(Debug, Clone)]
+struct Ui {
+    multi: Option<MultiProgress>,
+}
+
+/// A bar of the run's `MultiProgress`, cleared and removed when dropped.
+#[derive(Debug)]
+struct Bar {
+    bar: ProgressBar,
+    multi: MultiProgress,
+}
+
+impl std::ops::Deref for Bar {
+    type Target = ProgressBar;
+    fn deref(&self) -> &ProgressBar {
+        &self.bar
+    }
+}
+
+impl Drop for Bar {
+    fn drop(&mut self) {
+        self.bar.finish_and_clear();
+        self.multi.remove(&self.bar);
+    }
+}
+
+impl Ui {
+    fn new(display: Display) -> Ui {
+        Ui {
+            multi: (display == Display::Bars).then(MultiProgress::new),
+        }
+    }
+
+    fn display(&self) -> Display {
+        if self.multi.is_some() {
+            Display::Bars
+        } else {
+            Display::Lines
+        }
+    }
+
+    /// A time-stamped log line: above the bars, or on stderr.
+    fn log(&self, line: &str) {
+        let line = format!("[{}] {line}", humantime(crate::rundir::now()));
+        match &self.multi {
+            Some(m) => {
+                if m.println(&line).is_err() {
+                    eprintln!("{line}");
+                }
+            }
+            None => eprintln!("{line}"),
+        }
+    }
+
+    /// A new bar below the others (`None` with plain lines).
+    fn bar(&self, len: Option<u64>, style: ProgressStyle) -> Option<Bar> {
+        let multi = self.multi.as_ref()?;
+        let bar = multi.add(match len {
+            Some(n) => ProgressBar::new(n),
+            None => ProgressBar::new_spinner(),
+        });
+        bar.set_style(style);
+        bar.enable_steady_tick(Duration::from_millis(500));
+        Some(Bar {
+            bar,
+            multi: multi.clone(),
+        })
+    }
+}
+
+fn style(template: &str) -> ProgressStyle {
+    ProgressStyle::with_template(template)
+        .unwrap_or_else(|_| ProgressStyle::default_bar())
+        .progress_chars("=> ")
+}
+
+/// The bar of a gating or rating match: games played of those planned, and the
+/// status line (score, Elo, LLR).
+fn match_style(tag: &str) -> ProgressStyle {
+    style(&format!(
+        "{tag:<8} {{spinner}} [{{elapsed_precise}}] {{pos}}/{{len}} games {{bar:20}} {{msg}}"
+    ))
+}
+
+fn show_match(bar: &ProgressBar, s: &MatchStatus) {
+    let g = &s.games;
+    bar.set_length(s.planned_games as u64);
+    bar.set_position(g.wins + g.draws + g.losses);
+    bar.set_message(s.line());
+}
+
+/// Games played and planned in a match status line ([`MatchStatus::line`]: `... (k/N
+/// games) ...`), which is what `gate_once` reports after every pair.
+fn match_progress(line: &str) -> Option<(u64, u64)> {
+    let end = line.find(" games)")?;
+    let start = line[..end].rfind('(')? + 1;
+    let (played, planned) = line[start..end].split_once('/')?;
+    Some((played.parse().ok()?, planned.parse().ok()?))
+}
+
+/// The training bar's message: step (of the stretch's end), samples/s, loss and the
+/// time to the end of the stretch.
+fn train_message(v: &StepView, rate: Option<(f64, f64)>) -> String {
+    let mut s = match v.end {
+        Some(e) => format!("step {}/{e}", v.step),
+        None => format!("step {}", v.step),
+    };
+    if let Some((samples_per_sec, _)) = rate {
+        s += &format!(", {samples_per_sec:.0} samples/s");
+    }
+    s += &format!(
+        ", loss {:.3}, policy top-1 {:.1}%",
+        v.total_loss,
+        100.0 * v.policy_accuracy
+    );
+    if v.supervised {
+        s += " (pre-training)";
+    }
+    if let (Some(e), Some((_, steps_per_sec))) = (v.end, rate)
+        && steps_per_sec > 0.0
+    {
+        let left = e.saturating_sub(v.step) as f64 / steps_per_sec;
+        s += &format!(", eta {}", fmt_duration(left));
+    }
+    s
+}
+
+fn fmt_duration(secs: f64) -> String {
+    let s = secs.max(0.0).round() as u64;
+    match s {
+        0..60 => format!("{s}s"),
+        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
+        _ => format!("{}h{:02}m", s / 3600, s / 60 % 60),
+    }
+}
+
+/// The training bar, drawn from the trainer's step observer; made on the first step
+/// (a training call that has nothing to do shows nothing) and cleared when the
+/// observer is dropped with its session.
+fn train_observer(ui: &Ui) -> Option<StepObserver> {
+    ui.multi.as_ref()?;
+    let ui = ui.clone();
+    let mut bar: Option<Bar> = None;
+    // Rates are measured over the current stretch of steps: a pause (waiting for
+    // data, a checkpoint) longer than this starts a new one.
+    const PAUSE: Duration = Duration::from_secs(5);
+    let mut origin: Option<(Instant, StepView)> = None;
+    let mut last = Instant::now();
+    Some(Box::new(move |v: &StepView| {
+        let now = Instant::now();
+        if origin.is_none() || now.duration_since(last) > PAUSE {
+            origin = Some((now, *v));
+        }
+        last = now;
+        let rate = origin.and_then(|(t0, v0)| {
+            let dt = now.duration_since(t0).as_secs_f64();
+            (dt > 0.0 && v.step > v0.step).then(|| {
+                (
+                    v.samples.saturating_sub(v0.samples) as f64 / dt,
+                    (v.step - v0.step) as f64 / dt,
+                )
+            })
+        });
+        if bar.is_none() {
+            bar = ui.bar(
+                None,
+                style("train    {spinner} [{elapsed_precise}] {bar:20} {msg}"),
+            );
+        }
+        if let Some(b) = &bar {
+            b.set_length(v.end.unwrap_or(v.step).max(v.step));
+            b.set_position(v.step);
+            b.set_message(train_message(v, rate));
+        }
+    }))
 }
 
 fn humantime(secs: u64) -> String {
@@ -301,13 +537,13 @@ fn humantime(secs: u64) -> String {
 
 /// Copies the config into the run on first start; later starts must use the same
 /// config (or one that differs only in the budget), so a run stays explainable.
-fn record_config(run: &RunDir, cfg: &RunConfig) -> Result<()> {
+fn record_config(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
     let path = run.config_path();
     if path.exists() {
         let old = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?;
         if old != cfg.text {
-            log(&format!(
+            ui.log(&format!(
                 "note: {} differs from the given config; the given one is used and copied over",
                 path.display()
             ));
@@ -320,6 +556,7 @@ fn record_config(run: &RunDir, cfg: &RunConfig) -> Result<()> {
 
 /// Rates `model` against each of `opponents`; appends `rating` events.
 fn rate(
+    ui: &Ui,
     run: &RunDir,
     model: &ModelRef,
     r: &RatingSection,
@@ -354,8 +591,14 @@ fn rate(
         };
         let build_a = || -> Result<Box<dyn Player>, PlayerError> { me.build() };
         let build_b = || -> Result<Box<dyn Player>, PlayerError> { spec.build() };
-        let report = run_match(&build_a, &build_b, &config, &mut |_| {})?;
-        log(&format!("{tag}: {}", report.status.line()));
+        let bar = ui.bar(Some(config.games as u64), match_style(tag));
+        let report = run_match(&build_a, &build_b, &config, &mut |s| {
+            if let Some(b) = &bar {
+                show_match(b, s);
+            }
+        })?;
+        drop(bar);
+        ui.log(&format!("{tag}: {}", report.status.line()));
         let mut ev = crate::cmd::matches::report_json(&report);
         ev["model"] = model.name.clone().into();
         ev["step"] = model.step.into();
@@ -395,7 +638,7 @@ fn sanitize(s: &str) -> String {
 }
 
 /// Exports and rates a newly accepted network.
-fn after_promotion(run: &RunDir, cfg: &RunConfig, model: &ModelRef) -> Result<()> {
+fn after_promotion(ui: &Ui, run: &RunDir, cfg: &RunConfig, model: &ModelRef) -> Result<()> {
     let binary = std::env::current_exe().context("cannot find the running xqz binary")?;
     let out = run.players_dir().join(&model.name);
     if !out.exists() {
@@ -415,24 +658,53 @@ fn after_promotion(run: &RunDir, cfg: &RunConfig, model: &ModelRef) -> Result<()
             "export",
             serde_json::json!({"model": model.name, "step": model.step, "path": summary.out}),
         )?;
-        log(&format!("exported {} to {}", model.name, out.display()));
+        ui.log(&format!("exported {} to {}", model.name, out.display()));
     }
     let r = &cfg.file.rating;
-    rate(run, model, r, &r.opponents, r.games, "rating")?;
+    rate(ui, run, model, r, &r.opponents, r.games, "rating")?;
     Ok(())
 }
 
 /// Gates the newest pending candidate (older pending ones are recorded as superseded),
 /// once: in concurrent mode new candidates keep arriving, and the caller checks the
 /// budget between calls.
-fn gate_pending(run: &RunDir, cfg: &RunConfig) -> Result<()> {
-    if gate_once(run, &cfg.file.gate, &mut |l| log(l))? == Some(true)
+fn gate_pending(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
+    // With bars, the status line after each pair moves the match's bar instead of
+    // being printed; the last one is printed when the match is over.
+    let mut bar: Option<Bar> = None;
+    let mut last_status: Option<String> = None;
+    let decision = gate_once(run, &cfg.file.gate, &mut |l| {
+        if ui.display() == Display::Bars
+            && let Some((played, planned)) = match_progress(l)
+        {
+            if bar.is_none() {
+                bar = ui.bar(Some(planned), match_style("gate"));
+            }
+            if let Some(b) = &bar {
+                b.set_length(planned);
+                b.set_position(played);
+                b.set_message(l.strip_prefix("gate: ").unwrap_or(l).to_owned());
+            }
+            last_status = Some(l.to_owned());
+        } else {
+            if let Some(s) = last_status.take() {
+                ui.log(&s);
+            }
+            bar = None;
+            ui.log(l);
+        }
+    });
+    drop(bar);
+    if let Some(s) = last_status {
+        ui.log(&s);
+    }
+    if decision? == Some(true)
         && let Some(m) = run.accepted()?
     {
         // Export and rating only report on the network; their failure (a busy disk,
         // an opponent engine that will not start) must not stop training.
-        if let Err(e) = after_promotion(run, cfg, &m) {
-            log(&format!(
+        if let Err(e) = after_promotion(ui, run, cfg, &m) {
+            ui.log(&format!(
                 "warning: export or rating of {} failed: {e:#}",
                 m.name
             ));
@@ -445,8 +717,63 @@ fn gate_pending(run: &RunDir, cfg: &RunConfig) -> Result<()> {
     Ok(())
 }
 
+/// The `selfplay` events and TensorBoard points of a self-play phase: one every
+/// [`SELFPLAY_EVENT_EVERY`] from the observer, and one with the final counters.
+struct SelfplayEvents {
+    ui: Ui,
+    run: RunDir,
+    worker: String,
+    games_before: u64,
+    /// The observer's period (events are due when a call comes within half of it).
+    observe_every: Duration,
+    state: Mutex<EventState>,
+}
+
+struct EventState {
+    tb: xq_train::logging::TbLogger,
+    last: Instant,
+    /// Games and positions of the last event.
+    emitted: Option<(u64, u64)>,
+    latest: Option<Snapshot>,
+}
+
+impl SelfplayEvents {
+    fn observe(&self, s: &Snapshot) {
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        st.latest = Some(s.clone());
+        if st.last.elapsed() + self.observe_every / 2 >= SELFPLAY_EVENT_EVERY {
+            self.emit(&mut st, s);
+        }
+    }
+
+    /// The final event: the phase's summary, or the last counters seen when it failed.
+    fn finish(&self, s: Option<&Snapshot>) {
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        let Some(s) = s.cloned().or_else(|| st.latest.clone()) else {
+            return;
+        };
+        if st.emitted != Some((s.games, s.positions)) {
+            self.emit(&mut st, &s);
+        }
+    }
+
+    fn emit(&self, st: &mut EventState, s: &Snapshot) {
+        st.last = Instant::now();
+        st.emitted = Some((s.games, s.positions));
+        if let Err(e) = self.run.event("selfplay", selfplay_event(&self.worker, s)) {
+            self.ui.log(&format!("selfplay: warning: {e:#}"));
+        }
+        log_tensorboard(&mut st.tb, s, self.games_before + s.games);
+    }
+}
+
 /// One self-play phase of `games` games (or until `stop`), with the accepted network.
 fn selfplay_phase(
+    ui: &Ui,
     run: &RunDir,
     cfg: &RunConfig,
     games: Option<u64>,
@@ -455,40 +782,53 @@ fn selfplay_phase(
     stop: Arc<AtomicBool>,
 ) -> Result<Snapshot> {
     let (evaluator, watcher) = load_accepted_evaluator(run.root())?;
-    let events_run = run.clone();
     let worker = format!("run-{}", xq_selfplay::worker_id());
-    let event_worker = worker.clone();
+    let display = ui.display();
+    let events = Arc::new(SelfplayEvents {
+        ui: ui.clone(),
+        run: run.clone(),
+        worker: worker.clone(),
+        games_before,
+        observe_every: display.observe_every(),
+        state: Mutex::new(EventState {
+            tb: xq_train::logging::TbLogger::new(run.logs_dir().join("selfplay")),
+            last: Instant::now(),
+            emitted: None,
+            latest: None,
+        }),
+    });
+    let bar = ui.bar(games, bar_style("selfplay ", games.is_some()));
     let options = RunOptions {
         run_dir: Some(run.root().to_path_buf()),
         games,
         seed,
         worker_id: Some(worker),
-        progress: ProgressMode::Lines,
+        progress: display.selfplay_progress(),
         progress_interval_secs: 30.0,
         stop: Some(stop),
         observer: Some(Observer {
-            every: Duration::from_secs(60),
+            every: display.observe_every(),
             call: Arc::new({
-                let tb = std::sync::Mutex::new(xq_train::logging::TbLogger::new(
-                    run.logs_dir().join("selfplay"),
-                ));
+                let events = events.clone();
+                let bar = bar.as_ref().map(|b| b.bar.clone());
                 move |s: &Snapshot| {
-                    if let Err(e) = events_run.event("selfplay", selfplay_event(&event_worker, s)) {
-                        eprintln!("selfplay: warning: {e:#}");
+                    if let Some(b) = &bar {
+                        b.set_position(s.games);
+                        b.set_message(bar_message(s));
                     }
-                    if let Ok(mut tb) = tb.lock() {
-                        log_tensorboard(&mut tb, s, games_before + s.games);
-                    }
+                    events.observe(s);
                 }
             }),
         }),
     };
-    let summary = xq_selfplay::run(&cfg.selfplay, &options, evaluator, watcher)?;
-    Ok(summary.stats)
+    let result = xq_selfplay::run(&cfg.selfplay, &options, evaluator, watcher);
+    drop(bar);
+    events.finish(result.as_ref().ok().map(|s| &s.stats));
+    Ok(result?.stats)
 }
 
 /// Runs the loop; returns when the budget is spent.
-pub fn run_loop(run: &RunDir, cfg: &RunConfig) -> Result<()> {
+fn run_loop(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
     let r = &cfg.file.run;
     let mut state = RunState::load(run)?;
     let budget = Budget {
@@ -501,7 +841,7 @@ pub fn run_loop(run: &RunDir, cfg: &RunConfig) -> Result<()> {
             0.0
         },
     };
-    log(&format!(
+    ui.log(&format!(
         "run {}: {:.1} of {} minutes spent, {} games so far, mode {:?}",
         run.root().display(),
         budget.elapsed() / 60.0,
@@ -514,7 +854,7 @@ pub fn run_loop(run: &RunDir, cfg: &RunConfig) -> Result<()> {
         r.mode
     ));
     // Candidates left from an interrupted run are gated first.
-    gate_pending(run, cfg)?;
+    gate_pending(ui, run, cfg)?;
     let games_left =
         |state: &RunState| (r.max_games > 0).then(|| r.max_games.saturating_sub(state.games));
     let steps_spent = |step: u64| r.max_steps > 0 && step >= r.max_steps;
@@ -527,9 +867,11 @@ pub fn run_loop(run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 let stop = Arc::new(AtomicBool::new(false));
                 let max = (r.max_steps > 0).then_some(r.max_steps);
                 step = with_deadline(&stop, budget.loop_left(), || {
-                    train_until(run, &cfg.train, max, &stop, &mut |l| log(l))
+                    train_until(run, &cfg.train, max, &stop, train_observer(ui), &mut |l| {
+                        ui.log(l)
+                    })
                 })?;
-                gate_pending(run, cfg)?;
+                gate_pending(ui, run, cfg)?;
                 state.elapsed_seconds = budget.elapsed();
                 state.save(run)?;
                 if budget.loop_spent() || steps_spent(step) {
@@ -546,7 +888,7 @@ pub fn run_loop(run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 state.generations += 1;
                 state.save(run)?;
                 let s = with_deadline(&stop, budget.loop_left(), || {
-                    selfplay_phase(run, cfg, Some(n), state.games, seed, stop.clone())
+                    selfplay_phase(ui, run, cfg, Some(n), state.games, seed, stop.clone())
                 })?;
                 state.games += s.games;
                 state.elapsed_seconds = budget.elapsed();
@@ -566,23 +908,25 @@ pub fn run_loop(run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 let games = games_left(&state);
                 let before = state.games;
                 let selfplay =
-                    scope.spawn(move || selfplay_phase(run, cfg, games, before, seed, sp_stop));
+                    scope.spawn(move || selfplay_phase(ui, run, cfg, games, before, seed, sp_stop));
                 let tr_stop = stop.clone();
                 let max = (r.max_steps > 0).then_some(r.max_steps);
+                // One trainer for the whole phase: it trains as far as the pacing
+                // allows, saves a checkpoint, and looks for new data every 2 s.
                 let trainer = scope.spawn(move || -> Result<u64> {
-                    let mut step = 0;
-                    while !tr_stop.load(Ordering::SeqCst) {
-                        step = train_until(run, &cfg.train, max, &tr_stop, &mut |l| log(l))?;
-                        if max.is_some_and(|m| step >= m) {
-                            break;
-                        }
-                        thread::sleep(Duration::from_secs(2));
-                    }
-                    Ok(step)
+                    train_concurrently(
+                        run,
+                        &cfg.train,
+                        max,
+                        &tr_stop,
+                        Duration::from_secs(2),
+                        train_observer(ui),
+                        &mut |l| ui.log(l),
+                    )
                 });
                 let mut result = Ok(());
                 while !budget.loop_spent() && !selfplay.is_finished() && !trainer.is_finished() {
-                    if let Err(e) = gate_pending(run, cfg) {
+                    if let Err(e) = gate_pending(ui, run, cfg) {
                         result = Err(e);
                         break;
                     }
@@ -600,19 +944,27 @@ pub fn run_loop(run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 state.games += s.games;
                 result
             })?;
-            gate_pending(run, cfg)?;
+            gate_pending(ui, run, cfg)?;
         }
     }
     state.elapsed_seconds = budget.elapsed();
     state.save(run)?;
     if !state.finished {
         if let Some(best) = run.accepted()? {
-            log(&format!(
+            ui.log(&format!(
                 "final rating of {} ({} games per opponent)",
                 best.name, cfg.file.rating.final_games
             ));
             let r = &cfg.file.rating;
-            rate(run, &best, r, &r.final_opponents, r.final_games, "final")?;
+            rate(
+                ui,
+                run,
+                &best,
+                r,
+                &r.final_opponents,
+                r.final_games,
+                "final",
+            )?;
         }
         state.finished = true;
     }
@@ -725,8 +1077,9 @@ pub fn run(args: Args) -> Result<()> {
         ),
     };
     let run = RunDir::open(&dir)?;
-    record_config(&run, &cfg)?;
-    run_loop(&run, &cfg)
+    let ui = Ui::new(Display::detect());
+    record_config(&ui, &run, &cfg)?;
+    run_loop(&ui, &run, &cfg)
 }
 
 #[cfg(test)]
@@ -775,5 +1128,143 @@ mod tests {
             let e = format!("{:#}", RunConfig::parse(text).unwrap_err());
             assert!(e.contains(needle), "{text:?}: {e}");
         }
+    }
+
+    #[test]
+    fn bars_only_on_a_terminal_that_can_redraw() {
+        assert_eq!(Display::choose(true, Some("xterm-256color")), Display::Bars);
+        assert_eq!(Display::choose(true, None), Display::Bars);
+        assert_eq!(Display::choose(true, Some("dumb")), Display::Lines);
+        assert_eq!(Display::choose(false, Some("xterm")), Display::Lines);
+        // With bars the run draws the self-play bar itself (the worker stays quiet and
+        // the observer comes often); with lines the worker prints its lines and the
+        // observer only writes events.
+        assert_eq!(Display::Bars.selfplay_progress(), ProgressMode::Quiet);
+        assert_eq!(Display::Lines.selfplay_progress(), ProgressMode::Lines);
+        assert!(Display::Bars.observe_every() < Duration::from_secs(1));
+        assert_eq!(Display::Lines.observe_every(), SELFPLAY_EVENT_EVERY);
+        // Plain lines make no bars and no training observer.
+        let ui = Ui::new(Display::Lines);
+        assert_eq!(ui.display(), Display::Lines);
+        assert!(ui.bar(Some(3), match_style("gate")).is_none());
+        assert!(train_observer(&ui).is_none());
+        let ui = Ui::new(Display::Bars);
+        assert_eq!(ui.display(), Display::Bars);
+        assert!(train_observer(&ui).is_some());
+    }
+
+    #[test]
+    fn a_match_status_line_gives_games_played_and_planned() {
+        use xq_eval::{
+            GameResult,
+            stats::{Pentanomial, Trinomial},
+        };
+        let mut games = Trinomial::default();
+        for r in [GameResult::Win, GameResult::Draw, GameResult::Loss] {
+            games.record(r);
+        }
+        let status = MatchStatus {
+            a: "s0000000100".into(),
+            b: "s0000000050".into(),
+            games,
+            pairs: Pentanomial::default(),
+            elo: None,
+            los: 0.5,
+            sprt: None,
+            planned_games: 40,
+        };
+        assert_eq!(
+            match_progress(&format!("gate: {}", status.line())),
+            Some((3, 40))
+        );
+        assert_eq!(match_progress("gate: s0000000100 accepted (sprt)"), None);
+        assert_eq!(
+            match_progress("gate: no accepted network yet; s0000000010 becomes the first"),
+            None
+        );
+        assert_eq!(match_progress("(x/40 games)"), None);
+        for tag in ["gate", "rating", "final"] {
+            assert!(
+                ProgressStyle::with_template(&format!(
+                    "{tag:<8} {{spinner}} [{{elapsed_precise}}] {{pos}}/{{len}} games {{bar:20}} {{msg}}"
+                ))
+                .is_ok()
+            );
+        }
+    }
+
+    #[test]
+    fn the_training_message_has_step_rate_and_eta() {
+        let v = StepView {
+            step: 100,
+            samples: 1600,
+            total_loss: 3.25,
+            policy_accuracy: 0.125,
+            supervised: false,
+            end: Some(400),
+        };
+        assert_eq!(
+            train_message(&v, Some((800.0, 2.0))),
+            "step 100/400, 800 samples/s, loss 3.250, policy top-1 12.5%, eta 2m30s"
+        );
+        let v = StepView {
+            end: None,
+            supervised: true,
+            ..v
+        };
+        assert_eq!(
+            train_message(&v, None),
+            "step 100, loss 3.250, policy top-1 12.5% (pre-training)"
+        );
+        assert_eq!(fmt_duration(59.4), "59s");
+        assert_eq!(fmt_duration(3725.0), "1h02m");
+    }
+
+    #[test]
+    fn selfplay_events_come_periodically_and_once_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let events = |observe_every, last| SelfplayEvents {
+            ui: Ui::new(Display::Lines),
+            run: run.clone(),
+            worker: "w".into(),
+            games_before: 0,
+            observe_every,
+            state: Mutex::new(EventState {
+                tb: xq_train::logging::TbLogger::new(run.logs_dir().join("selfplay")),
+                last,
+                emitted: None,
+                latest: None,
+            }),
+        };
+        let now = Instant::now();
+        let a_minute_ago = now.checked_sub(SELFPLAY_EVENT_EVERY).unwrap();
+        let snap = |games| Snapshot {
+            games,
+            positions: 10 * games,
+            ..Snapshot::default()
+        };
+        let count = || run.events(Some("selfplay")).unwrap().len();
+        // Bars: the observer comes often; events only every minute, and at the end.
+        let e = events(Display::Bars.observe_every(), now);
+        e.observe(&snap(1));
+        e.observe(&snap(2));
+        assert_eq!(count(), 0);
+        e.finish(Some(&snap(3)));
+        assert_eq!(count(), 1);
+        // Lines: every observer call (once a minute) is an event; the end is not
+        // written twice.
+        let e = events(Display::Lines.observe_every(), a_minute_ago);
+        e.observe(&snap(4));
+        assert_eq!(count(), 2);
+        e.finish(Some(&snap(4)));
+        assert_eq!(count(), 2);
+        // A failed phase still records the last counters seen.
+        let e = events(Display::Bars.observe_every(), now);
+        e.observe(&snap(5));
+        e.finish(None);
+        assert_eq!(count(), 3);
+        let last = run.events(Some("selfplay")).unwrap().pop().unwrap();
+        assert_eq!(last["games"], 5);
     }
 }

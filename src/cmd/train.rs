@@ -98,6 +98,26 @@ pub struct TrainProgress {
     pub reason: StopReason,
 }
 
+/// What a [`StepObserver`] sees after every optimiser step (a progress display).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct StepView {
+    /// Optimiser steps of the run so far.
+    pub step: u64,
+    /// Training samples consumed by the run (both streams).
+    pub samples: u64,
+    pub total_loss: f64,
+    pub policy_accuracy: f64,
+    /// Whether the step was on PGN records (pre-training).
+    pub supervised: bool,
+    /// The step where the current stretch ends as far as is known now: the call's
+    /// target, the end of pre-training, or as far as the pacing allows with the data
+    /// seen so far (`None` when nothing bounds it).
+    pub end: Option<u64>,
+}
+
+/// Called after every step of [`TrainSession::train`].
+pub type StepObserver = Box<dyn FnMut(&StepView) + Send>;
+
 /// Held-out evaluation result.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
 pub struct HoldoutStats {
@@ -181,6 +201,7 @@ pub struct TrainSession {
     last_candidate: u64,
     interval: EventInterval,
     holdout_top1: Option<f64>,
+    observer: Option<StepObserver>,
 }
 
 impl std::fmt::Debug for TrainSession {
@@ -320,12 +341,41 @@ impl TrainSession {
             last_saved,
             interval: EventInterval::new(),
             holdout_top1: None,
+            observer: None,
         })
     }
 
     /// Optimiser steps of the run so far.
     pub fn step(&self) -> u64 {
         self.trainer.step_count()
+    }
+
+    /// Calls `observer` after every step from now on (`None`: no more calls).
+    pub fn set_observer(&mut self, observer: Option<StepObserver>) {
+        self.observer = observer;
+    }
+
+    /// The step where the current stretch ends, as far as is known now (see
+    /// [`StepView::end`]); `target_end` is the end of the call's target.
+    fn stretch_end(&self, target_end: Option<u64>) -> Option<u64> {
+        let step = self.trainer.step_count();
+        let known = if self.supervised_only {
+            None
+        } else if self.in_pretrain() {
+            Some(self.saved.pretrain_steps)
+        } else {
+            let d = &self.cfg.data;
+            let used = self.saved.selfplay.map_or(0, |c| c.samples) as f64;
+            let allowed = self.selfplay.positions as f64 * d.samples_per_position;
+            let left = ((allowed - used) / d.batch_size.max(1) as f64)
+                .floor()
+                .max(0.0);
+            Some(step + left as u64)
+        };
+        match (known, target_end) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
     }
 
     fn batch_config(&self, seed: u64) -> BatchConfig {
@@ -536,6 +586,19 @@ impl TrainSession {
             };
             self.recycle(batch, supervised);
             self.after_step(&stats, supervised, &mut candidates, log)?;
+            if self.observer.is_some() {
+                let view = StepView {
+                    step: stats.step,
+                    samples: self.trainer.samples_seen(),
+                    total_loss: stats.total_loss,
+                    policy_accuracy: stats.policy_accuracy,
+                    supervised,
+                    end: self.stretch_end(limit.map(|n| start + n)),
+                };
+                if let Some(f) = &mut self.observer {
+                    f(&view);
+                }
+            }
         };
         let step = self.trainer.step_count();
         if self.last_saved.as_ref().is_none_or(|(s, _)| *s != step) && step > 0 {
@@ -714,9 +777,9 @@ impl TrainSession {
 /// newest checkpoint), runs `[train.pretrain]` first on a new run, then trains on the
 /// self-play data as far as the pacing allows, up to step `max_step` when given; saves a
 /// checkpoint and returns the run's step count. Returns early, with a checkpoint, when
-/// `stop` is raised. A concurrent loop that wants to wait for data rather than poll
-/// keeps a [`TrainSession`] and calls [`TrainSession::train`] with
-/// [`TrainTarget::Steps`] instead (no reload of the network and window per call).
+/// `stop` is raised. `observer` (a progress display) sees every step. A loop that trains
+/// while self-play runs uses [`train_concurrently`] instead (no reload of the network
+/// and window per call).
 ///
 /// # Errors
 /// As [`TrainSession::open`] and [`TrainSession::train`].
@@ -726,6 +789,7 @@ pub fn train_until(
     cfg: &TrainSection,
     max_step: Option<u64>,
     stop: &AtomicBool,
+    observer: Option<StepObserver>,
     log: &mut dyn FnMut(&str),
 ) -> Result<u64> {
     if stop.load(Ordering::Relaxed) || !may_train(run, cfg, max_step)? {
@@ -736,14 +800,58 @@ pub fn train_until(
     if max_steps == Some(0) {
         return Ok(session.step());
     }
+    session.set_observer(observer);
     Ok(session
         .train(TrainTarget::Paced { max_steps }, stop, log)?
         .step)
 }
 
+/// The training side of a concurrent run loop: until `stop` is raised or step
+/// `max_step` is reached, trains as far as the pacing allows, saves a checkpoint when
+/// the data runs out (as [`train_until`] does), and looks for new self-play data every
+/// `poll`. One [`TrainSession`] serves the whole phase, opened when the first step is
+/// possible (before that only the cheap look of [`may_train`] runs), so the network,
+/// the optimiser and the replay window are loaded once. Returns the run's step count.
+///
+/// # Errors
+/// As [`TrainSession::open`] and [`TrainSession::train`].
+#[allow(dead_code, reason = "called by the run loop (xqz run)")]
+pub fn train_concurrently(
+    run: &RunDir,
+    cfg: &TrainSection,
+    max_step: Option<u64>,
+    stop: &AtomicBool,
+    poll: Duration,
+    mut observer: Option<StepObserver>,
+    log: &mut dyn FnMut(&str),
+) -> Result<u64> {
+    let mut session: Option<TrainSession> = None;
+    let mut step = current_step(run)?;
+    while !stop.load(Ordering::SeqCst) && max_step.is_none_or(|m| step < m) {
+        if session.is_none() && may_train(run, cfg, max_step)? {
+            let mut s = TrainSession::open(run, cfg, &[], Progress::Off, log)?;
+            s.set_observer(observer.take());
+            session = Some(s);
+        }
+        if let Some(s) = &mut session {
+            let max_steps = max_step.map(|m| m.saturating_sub(s.step()));
+            step = s.train(TrainTarget::Paced { max_steps }, stop, log)?.step;
+            if max_step.is_some_and(|m| step >= m) {
+                break;
+            }
+        }
+        // Wait for more self-play data, in short slices so `stop` is seen quickly.
+        let until = Instant::now() + poll;
+        while Instant::now() < until && !stop.load(Ordering::SeqCst) {
+            std::thread::sleep(poll.min(Duration::from_millis(100)));
+        }
+    }
+    Ok(step)
+}
+
 /// A cheap look (checkpoint sidecar and chunk headers, no network, no chunk bodies)
 /// at whether [`train_until`] could take a step now, so a loop polling it does not
-/// reload the trainer and its window every time the pacing says no.
+/// load the trainer and its window while the pacing says no.
 fn may_train(run: &RunDir, cfg: &TrainSection, max_step: Option<u64>) -> Result<bool> {
     let newest = xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())?.pop();
     let (step, saved) = match &newest {
@@ -955,18 +1063,18 @@ mod tests {
         let cfg = tiny();
         assert_eq!(current_step(&run).unwrap(), 0);
         assert_eq!(
-            train_until(&run, &cfg, Some(3), &stop, &mut |_| {}).unwrap(),
+            train_until(&run, &cfg, Some(3), &stop, None, &mut |_| {}).unwrap(),
             3
         );
         assert_eq!(current_step(&run).unwrap(), 3);
         assert_eq!(
-            train_until(&run, &cfg, Some(5), &stop, &mut |_| {}).unwrap(),
+            train_until(&run, &cfg, Some(5), &stop, None, &mut |_| {}).unwrap(),
             5
         );
         // A raised stop flag returns at once, keeping the step count.
         stop.store(true, Ordering::Relaxed);
         assert_eq!(
-            train_until(&run, &cfg, None, &stop, &mut |_| {}).unwrap(),
+            train_until(&run, &cfg, None, &stop, None, &mut |_| {}).unwrap(),
             5
         );
     }
@@ -1003,12 +1111,110 @@ mod tests {
         drop(s);
         assert!(!may_train(&run, &cfg, None).unwrap());
         assert_eq!(
-            train_until(&run, &cfg, None, &stop, &mut |_| {}).unwrap(),
+            train_until(&run, &cfg, None, &stop, None, &mut |_| {}).unwrap(),
             b.step
         );
         random_games(&run, 2, 3);
         assert!(may_train(&run, &cfg, None).unwrap());
         assert!(!may_train(&run, &cfg, Some(b.step)).unwrap());
-        assert!(train_until(&run, &cfg, None, &stop, &mut |_| {}).unwrap() > b.step);
+        assert!(train_until(&run, &cfg, None, &stop, None, &mut |_| {}).unwrap() > b.step);
+    }
+
+    #[test]
+    fn the_observer_sees_every_step_and_where_the_pacing_ends() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let mut cfg = tiny();
+        cfg.data.samples_per_position = 0.5;
+        let p = random_games(&run, 2, 1) as u64;
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let stop = AtomicBool::new(false);
+        let sink = seen.clone();
+        let observer: StepObserver = Box::new(move |v: &StepView| sink.lock().unwrap().push(*v));
+        let step = train_until(&run, &cfg, None, &stop, Some(observer), &mut |_| {}).unwrap();
+        let seen = seen.lock().unwrap();
+        assert_eq!(step, p / 2 / 16);
+        assert_eq!(
+            seen.iter().map(|v| v.step).collect::<Vec<_>>(),
+            (1..=step).collect::<Vec<_>>()
+        );
+        assert!(seen.iter().all(|v| !v.supervised && v.end == Some(step)));
+        assert_eq!(seen.last().unwrap().samples, step * 16);
+        // A step limit bounds the stretch too.
+        random_games(&run, 4, 2);
+        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = seen.clone();
+        let observer: StepObserver = Box::new(move |v: &StepView| sink.lock().unwrap().push(*v));
+        let limit = step + 2;
+        train_until(&run, &cfg, Some(limit), &stop, Some(observer), &mut |_| {}).unwrap();
+        assert!(seen.lock().unwrap().iter().all(|v| v.end == Some(limit)));
+    }
+
+    #[test]
+    fn the_concurrent_phase_keeps_one_session_and_trains_as_data_arrives() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let mut cfg = tiny();
+        cfg.data.samples_per_position = 0.5;
+        let stop = AtomicBool::new(false);
+        let steps = Arc::new(std::sync::Mutex::new(Vec::new()));
+        let sink = steps.clone();
+        let observer: StepObserver =
+            Box::new(move |v: &StepView| sink.lock().unwrap().push(v.step));
+        let wait_for = |n: u64| {
+            let t = Instant::now();
+            while steps.lock().unwrap().last().copied().unwrap_or(0) < n {
+                assert!(t.elapsed() < Duration::from_secs(60), "no step {n}");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+        };
+        let step = std::thread::scope(|scope| {
+            let h = scope.spawn(|| {
+                train_concurrently(
+                    &run,
+                    &cfg,
+                    None,
+                    &stop,
+                    Duration::from_millis(50),
+                    Some(observer),
+                    &mut |_| {},
+                )
+            });
+            // No data yet: it waits without opening a trainer.
+            std::thread::sleep(Duration::from_millis(300));
+            assert!(steps.lock().unwrap().is_empty());
+            let p1 = random_games(&run, 2, 1) as u64;
+            wait_for(p1 / 2 / 16);
+            // Caught up with the data: a checkpoint is saved, as train_until does.
+            let t = Instant::now();
+            while current_step(&run).unwrap() < p1 / 2 / 16 {
+                assert!(t.elapsed() < Duration::from_secs(60), "no checkpoint");
+                std::thread::sleep(Duration::from_millis(20));
+            }
+            let p2 = random_games(&run, 2, 2) as u64;
+            wait_for((p1 + p2) / 2 / 16);
+            stop.store(true, Ordering::SeqCst);
+            h.join().unwrap().unwrap()
+        });
+        let steps = steps.lock().unwrap();
+        // Every step seen once, in order: one session (and one observer) for the phase.
+        assert_eq!(*steps, (1..=step).collect::<Vec<_>>());
+        assert_eq!(current_step(&run).unwrap(), step);
+        // With a step limit it returns at the limit, from the same checkpoint.
+        random_games(&run, 8, 3);
+        let limit = step + 3;
+        let stop = AtomicBool::new(false);
+        let end = train_concurrently(
+            &run,
+            &cfg,
+            Some(limit),
+            &stop,
+            Duration::from_millis(50),
+            None,
+            &mut |_| {},
+        )
+        .unwrap();
+        assert_eq!(end, limit);
+        assert_eq!(current_step(&run).unwrap(), limit);
     }
 }

@@ -5,6 +5,11 @@ use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
+/// The indicatif this crate draws with, for a caller that shows the self-play bar among
+/// bars of its own (`xqz run` draws it from an [`Observer`](crate::Observer) into a
+/// `MultiProgress`, with [`bar_style`] and [`bar_message`]).
+pub use indicatif;
+
 /// Live counters; every field only grows.
 #[derive(Debug, Default)]
 pub struct Counters {
@@ -154,6 +159,36 @@ pub enum ProgressMode {
     Quiet,
 }
 
+/// The style of the self-play bar: `prefix` before it (may be empty), a bar when the
+/// number of games is known.
+pub fn bar_style(prefix: &str, bounded: bool) -> indicatif::ProgressStyle {
+    indicatif::ProgressStyle::with_template(&bar_template(prefix, bounded))
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
+}
+
+fn bar_template(prefix: &str, bounded: bool) -> String {
+    let template = if bounded {
+        "{spinner} [{elapsed_precise}] {pos}/{len} games {bar:20} {msg}"
+    } else {
+        "{spinner} [{elapsed_precise}] {pos} games {msg}"
+    };
+    format!("{prefix}{template}")
+}
+
+/// The self-play bar's message: rates, batching, cache and resignation checks.
+pub fn bar_message(s: &Snapshot) -> String {
+    format!(
+        "{:.2} games/s, {:.1} pos/s, batch {:.1}, busy {:.0}%, cache {:.0}%, resign FP {}/{}",
+        s.games_per_sec(),
+        s.positions_per_sec(),
+        s.avg_batch(),
+        100.0 * s.evaluator_busy(),
+        100.0 * s.cache_hit_rate(),
+        s.false_positives,
+        s.would_resign
+    )
+}
+
 /// Draws progress until `done` is set; used on a thread of its own.
 pub(crate) fn show_progress(
     mode: ProgressMode,
@@ -171,11 +206,7 @@ pub(crate) fn show_progress(
             Some(n) => indicatif::ProgressBar::new(n),
             None => indicatif::ProgressBar::new_spinner(),
         };
-        let style = indicatif::ProgressStyle::with_template(
-            "{spinner} [{elapsed_precise}] {pos} games {bar:20} {msg}",
-        )
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar());
-        bar.set_style(style);
+        bar.set_style(bar_style("", total_games.is_some()));
         bar
     });
     let mut last_line = Instant::now();
@@ -186,16 +217,7 @@ pub(crate) fn show_progress(
         match &bar {
             Some(b) => {
                 b.set_position(s.games);
-                b.set_message(format!(
-                    "{:.2} games/s, {:.1} pos/s, batch {:.1}, busy {:.0}%, cache {:.0}%, resign FP {}/{}",
-                    s.games_per_sec(),
-                    s.positions_per_sec(),
-                    s.avg_batch(),
-                    100.0 * s.evaluator_busy(),
-                    100.0 * s.cache_hit_rate(),
-                    s.false_positives,
-                    s.would_resign
-                ));
+                b.set_message(bar_message(&s));
             }
             None => {
                 if last_line.elapsed() >= interval {
@@ -207,5 +229,30 @@ pub(crate) fn show_progress(
     }
     if let Some(b) = bar {
         b.finish_and_clear();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bar_templates_parse_and_the_message_names_the_rates() {
+        for bounded in [false, true] {
+            let t = bar_template("selfplay ", bounded);
+            assert!(indicatif::ProgressStyle::with_template(&t).is_ok(), "{t}");
+            assert!(t.starts_with("selfplay "));
+        }
+        let s = Snapshot {
+            elapsed: Duration::from_secs(10),
+            games: 5,
+            positions: 400,
+            ..Snapshot::default()
+        };
+        let m = bar_message(&s);
+        assert!(
+            m.contains("0.50 games/s") && m.contains("40.0 pos/s"),
+            "{m}"
+        );
     }
 }
