@@ -128,6 +128,10 @@ pub struct RatingSection {
     pub final_opponents: Vec<String>,
     /// Games against each final baseline at the end of the run (0 = none).
     pub final_games: usize,
+    /// MCTS visits per move of the final match and the default of every exported
+    /// player (default: `visits`). The short ratings after each promotion use `visits`
+    /// to keep the loop's time for self-play; the final figure is the player users get.
+    pub final_visits: Option<u32>,
     pub time_control: String,
     pub concurrency: usize,
     pub openings: String,
@@ -142,6 +146,7 @@ impl Default for RatingSection {
             visits: 32,
             final_opponents: vec!["random".into(), "greedy".into()],
             final_games: 100,
+            final_visits: None,
             time_control: "own".into(),
             concurrency: 2,
             openings: "builtin".into(),
@@ -229,6 +234,9 @@ impl RunConfig {
             .time_control
             .parse::<xq_eval::clock::TimeControl>()
             .context("[gate] time_control")?;
+        if file.rating.visits == 0 || file.rating.final_visits == Some(0) {
+            bail!("[rating] visits and final_visits must be at least 1");
+        }
         if file.run.games_per_generation == 0 {
             bail!("[run] games_per_generation must be at least 1");
         }
@@ -555,20 +563,48 @@ fn record_config(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
 }
 
 /// Rates `model` against each of `opponents`; appends `rating` events.
+/// Which rating a match belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Stage {
+    /// The short rating after each promotion.
+    Promotion,
+    /// The final match of the best player.
+    Final,
+}
+
+impl RatingSection {
+    /// Visits of the final match and of exported players.
+    pub fn final_visits(&self) -> u32 {
+        self.final_visits.unwrap_or(self.visits)
+    }
+
+    /// Opponents, games a pairing, visits and the event tag of a stage.
+    fn plan(&self, stage: Stage) -> (&[String], usize, u32, &'static str) {
+        match stage {
+            Stage::Promotion => (&self.opponents, self.games, self.visits, "rating"),
+            Stage::Final => (
+                &self.final_opponents,
+                self.final_games,
+                self.final_visits(),
+                "final",
+            ),
+        }
+    }
+}
+
 fn rate(
     ui: &Ui,
     run: &RunDir,
     model: &ModelRef,
     r: &RatingSection,
-    opponents: &[String],
-    games: usize,
-    tag: &str,
+    stage: Stage,
 ) -> Result<Vec<serde_json::Value>> {
     let mut out = Vec::new();
+    let (opponents, games, visits, tag) = r.plan(stage);
     if games == 0 {
         return Ok(out);
     }
-    let me = net_spec(run, model, r.visits);
+    let me = net_spec(run, model, visits);
     let mut tb = xq_train::logging::TbLogger::new(run.logs_dir().join("rating"));
     for opponent in opponents {
         let spec: PlayerSpec = opponent.parse()?;
@@ -603,7 +639,8 @@ fn rate(
         ev["model"] = model.name.clone().into();
         ev["step"] = model.step.into();
         ev["opponent"] = opponent.clone().into();
-        ev["final"] = (tag == "final").into();
+        ev["final"] = (stage == Stage::Final).into();
+        ev["visits"] = visits.into();
         run.event("rating", ev.clone())?;
         if let (Some(e), "rating") = (report.status.elo.filter(|e| e.elo.is_finite()), tag) {
             tb.scalar(
@@ -648,7 +685,7 @@ fn after_promotion(ui: &Ui, run: &RunDir, cfg: &RunConfig, model: &ModelRef) -> 
             out: Some(out.clone()),
             binary,
             settings: xq_eval::net::NetSettings {
-                visits: cfg.file.rating.visits,
+                visits: cfg.file.rating.final_visits(),
                 ..xq_eval::net::NetSettings::default()
             },
             name: None,
@@ -661,7 +698,7 @@ fn after_promotion(ui: &Ui, run: &RunDir, cfg: &RunConfig, model: &ModelRef) -> 
         ui.log(&format!("exported {} to {}", model.name, out.display()));
     }
     let r = &cfg.file.rating;
-    rate(ui, run, model, r, &r.opponents, r.games, "rating")?;
+    rate(ui, run, model, r, Stage::Promotion)?;
     Ok(())
 }
 
@@ -952,19 +989,13 @@ fn run_loop(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
     if !state.finished {
         if let Some(best) = run.accepted()? {
             ui.log(&format!(
-                "final rating of {} ({} games per opponent)",
-                best.name, cfg.file.rating.final_games
+                "final rating of {} ({} games per opponent, {} visits a move)",
+                best.name,
+                cfg.file.rating.final_games,
+                cfg.file.rating.final_visits()
             ));
             let r = &cfg.file.rating;
-            rate(
-                ui,
-                run,
-                &best,
-                r,
-                &r.final_opponents,
-                r.final_games,
-                "final",
-            )?;
+            rate(ui, run, &best, r, Stage::Final)?;
         }
         state.finished = true;
     }
@@ -1085,6 +1116,19 @@ pub fn run(args: Args) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_final_match_uses_final_visits_and_promotion_ratings_use_visits() {
+        let cfg = RunConfig::parse("[rating]\nvisits = 24\nfinal_visits = 200\n").unwrap();
+        let r = &cfg.file.rating;
+        assert_eq!(r.plan(Stage::Promotion).2, 24);
+        assert_eq!(r.plan(Stage::Final).2, 200);
+        assert_eq!(r.final_visits(), 200);
+        let cfg = RunConfig::parse("[rating]\nvisits = 24\n").unwrap();
+        assert_eq!(cfg.file.rating.plan(Stage::Final).2, 24, "defaults to visits");
+        let err = RunConfig::parse("[rating]\nfinal_visits = 0\n").unwrap_err();
+        assert!(err.to_string().contains("final_visits"), "{err}");
+    }
 
     #[test]
     fn every_shipped_config_is_valid() {
