@@ -6,37 +6,38 @@ use std::collections::HashMap;
 
 use tch::{TchError, Tensor};
 
+use crate::optim::PackedVars;
+
 /// Shadow copies of every variable (trainable weights and batch-norm running statistics
-/// alike, so the averaged network is self-consistent), sorted by name.
+/// alike, so the averaged network is self-consistent). Live and shadow variables are
+/// packed in the same layout ([`PackedVars`]), so an update is one op over the whole
+/// network.
 #[derive(Debug)]
 pub struct Ema {
     decay: f64,
-    entries: Vec<(String, Tensor, Tensor)>,
+    live: Tensor,
+    shadow: PackedVars,
     updates: u64,
 }
 
 impl Ema {
     /// Averages the `live` variables into `shadow` (same names and shapes: the variables
-    /// of a second network of the same architecture, which then *is* the EMA network),
-    /// starting from the current live values.
+    /// of a second network of the same architecture, which then *is* the EMA network;
+    /// they are packed like `live`), starting from the current live values.
     pub fn new(
         decay: f64,
-        live: &HashMap<String, Tensor>,
+        live: &PackedVars,
         shadow: &HashMap<String, Tensor>,
     ) -> Result<Ema, TchError> {
-        let mut entries = Vec::with_capacity(live.len());
-        for (name, l) in live {
-            let mut s = shadow
-                .get(name)
-                .ok_or_else(|| TchError::Shape(format!("EMA network lacks variable {name}")))?
-                .shallow_clone();
-            tch::no_grad(|| s.f_copy_(l))?;
-            entries.push((name.clone(), l.shallow_clone(), s));
-        }
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let shadow = live
+            .pack_like(shadow)
+            .map_err(|e| TchError::Shape(format!("EMA network: {e}")))?;
+        let live = live.flat().shallow_clone();
+        tch::no_grad(|| shadow.flat().shallow_clone().f_copy_(&live))?;
         Ok(Ema {
             decay,
-            entries,
+            live,
+            shadow,
             updates: 0,
         })
     }
@@ -58,31 +59,26 @@ impl Ema {
         let n = self.updates as f64;
         self.updates += 1;
         let d = self.decay.min((1.0 + n) / (10.0 + n));
+        let mut shadow = self.shadow.flat().shallow_clone();
         tch::no_grad(|| {
-            for (_, live, shadow) in &mut self.entries {
-                if d == 0.0 {
-                    shadow.f_copy_(live)?;
-                } else {
-                    let _ = shadow.f_lerp_(live, 1.0 - d)?;
-                }
+            if d == 0.0 {
+                shadow.f_copy_(&self.live)
+            } else {
+                shadow.f_lerp_(&self.live, 1.0 - d).map(drop)
             }
-            Ok(())
         })
     }
 
     /// The averaged variables, by name (for saving).
     pub fn tensors(&self) -> Vec<(String, Tensor)> {
-        self.entries
-            .iter()
-            .map(|(n, _, s)| (n.clone(), s.shallow_clone()))
-            .collect()
+        self.shadow.tensors()
     }
 
     /// Restores saved averages; the error names the first missing or mis-shaped tensor.
     pub fn load(&mut self, saved: &HashMap<String, Tensor>, updates: u64) -> Result<(), String> {
-        for (name, _, shadow) in &mut self.entries {
+        for (name, mut shadow) in self.shadow.tensors() {
             let src = saved
-                .get(name)
+                .get(&name)
                 .ok_or_else(|| format!("missing EMA tensor {name}"))?;
             if src.size() != shadow.size() {
                 return Err(format!(

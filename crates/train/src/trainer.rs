@@ -20,6 +20,8 @@ use std::time::{Duration, Instant};
 
 use tch::nn::VarStore;
 use tch::{Device, Kind, Tensor};
+use xq_nn::encode::{BOARD_FILES, BOARD_RANKS};
+use xq_nn::policy::POLICY_SIZE;
 
 use crate::batch::{DeviceBatch, HostBatch};
 use crate::checkpoint::{
@@ -32,7 +34,7 @@ use crate::error::TrainError;
 use crate::logging::{Progress, ProgressOut, TbLogger, tags};
 use crate::loss::loss;
 use crate::net::Net;
-use crate::optim::Optimizer;
+use crate::optim::{Optimizer, PackedVars};
 
 /// Name of the TensorBoard directory inside a run directory.
 pub const TENSORBOARD_DIR: &str = "tensorboard";
@@ -219,7 +221,9 @@ impl Trainer {
         let ema_vs = VarStore::new(device);
         let ema_net = Net::new(&ema_vs.root(), &config.net)?;
         drop(guard);
-        let vars = vs.variables();
+        // One contiguous buffer for the weights (and one for the EMA's, the gradients
+        // and each optimiser state), so the per-step updates are a few ops in all.
+        let vars = PackedVars::new(&vs.variables())?;
         let opt = Optimizer::new(config.optimizer.clone(), &vars)?;
         let ema = Ema::new(config.ema_decay, &vars, &ema_vs.variables())?;
         let progress = ProgressOut::new(Progress::Auto, config.total_steps, 0);
@@ -262,8 +266,11 @@ impl Trainer {
     pub fn step(&mut self, batch: &HostBatch<'_>) -> Result<StepStats, TrainError> {
         let t0 = Instant::now();
         let planes = self.config.net.input_planes();
-        let d = batch.to_device(planes, self.device)?;
-        self.opt.zero_grad();
+        // SAFETY: `d` and every tensor made from it (activations, the autograd graph,
+        // the loss) are locals of this call, dropped before it returns; nothing kept in
+        // `self` refers to them.
+        let d = unsafe { borrowed_batch(batch, planes, self.device)? };
+        self.opt.zero_grad()?;
         let (pl, vl) = self.net.forward(&d.inputs, true, self.kind)?;
         let l = loss(&pl, &vl, &d, self.config.value_loss_weight)?;
         l.total.f_backward()?;
@@ -274,10 +281,10 @@ impl Trainer {
             &l.value,
             &l.policy_accuracy,
             &l.value_accuracy,
-            &grad_norm.f_to_device(self.device)?,
+            &grad_norm,
         ])?;
         if host.iter().any(|x| !x.is_finite()) {
-            self.opt.zero_grad();
+            self.opt.zero_grad()?;
             return Err(TrainError::Diverged {
                 step: self.step,
                 loss: host[0],
@@ -438,7 +445,7 @@ impl Trainer {
         let optim = format!("{stem}.optim.safetensors");
         write_tensors(&dir.join(&weights), &sorted(self.vs.variables()))?;
         write_tensors(&dir.join(&ema), &self.ema.tensors())?;
-        write_tensors(&dir.join(&optim), &self.opt.state_tensors())?;
+        write_tensors(&dir.join(&optim), &self.opt.state_tensors()?)?;
         let mut sc = Sidecar::new(
             self.config.net.clone(),
             self.step,
@@ -524,6 +531,48 @@ fn sorted(vars: HashMap<String, Tensor>) -> Vec<(String, Tensor)> {
     let mut v: Vec<_> = vars.into_iter().collect();
     v.sort_by(|a, b| a.0.cmp(&b.0));
     v
+}
+
+/// The batch as tensors on `device`. On the CPU they borrow `batch`'s buffers (no
+/// copy, as `torch.from_numpy`; only the legal-move mask is converted to `Bool`); on
+/// other devices each buffer is copied once, host to device.
+///
+/// # Safety
+///
+/// On the CPU the tensors (and any view or autograd record of them) must be dropped
+/// before `batch`'s buffers are, and must not be written to.
+unsafe fn borrowed_batch(
+    batch: &HostBatch<'_>,
+    planes: usize,
+    device: Device,
+) -> Result<DeviceBatch, TrainError> {
+    batch.validate(planes)?;
+    let n = batch.len as i64;
+    let p = POLICY_SIZE as i64;
+    fn borrow<T: tch::kind::Element>(
+        data: &[T],
+        size: &[i64],
+        device: Device,
+    ) -> Result<Tensor, TrainError> {
+        // SAFETY: `data` holds exactly `size`'s product of `T` (checked by `validate`)
+        // and outlives the tensor (the caller's contract).
+        let t =
+            unsafe { Tensor::f_from_blob(data.as_ptr().cast(), size, &[], T::KIND, Device::Cpu)? };
+        Ok(if device == Device::Cpu {
+            t
+        } else {
+            t.f_to_device(device)?
+        })
+    }
+    let (ranks, files) = (BOARD_RANKS as i64, BOARD_FILES as i64);
+    Ok(DeviceBatch {
+        inputs: borrow(batch.inputs, &[n, planes as i64, ranks, files], device)?,
+        policy: borrow(batch.policy, &[n, p], device)?,
+        legal: borrow(batch.legal, &[n, p], device)?.f_to_kind(Kind::Bool)?,
+        value: borrow(batch.value, &[n, 3], device)?,
+        has_value: borrow(batch.has_value, &[n], device)?,
+        weight: borrow(batch.weight, &[n], device)?,
+    })
 }
 
 /// Copies scalar tensors to the host in one transfer.
