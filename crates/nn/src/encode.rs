@@ -4,7 +4,7 @@
 //! caller-owned `f32` buffer and allocates nothing, because it runs once per network
 //! evaluation.
 
-use xq_core::{Color, Position, Role};
+use xq_core::{Bitboard, Color, Position, Role, Square};
 
 use crate::evaluator::EvalInput;
 
@@ -12,7 +12,7 @@ use crate::evaluator::EvalInput;
 /// Stored with checkpoints and training data; a network trained on one version must
 /// refuse inputs of another. The number of history steps is not part of the version:
 /// it is a separate architecture parameter ([`EncoderConfig::history`]).
-pub const ENCODING_VERSION: u32 = 1;
+pub const ENCODING_VERSION: u32 = 2;
 
 /// Board height (ranks) of every plane.
 pub const BOARD_RANKS: usize = 10;
@@ -23,8 +23,9 @@ pub const PLANE_SIZE: usize = BOARD_RANKS * BOARD_FILES;
 
 /// Planes per history step: 7 own piece planes, 7 opponent piece planes, 1 repetition.
 pub const PLANES_PER_STEP: usize = 15;
-/// Planes after the history block: side to move, no-capture counter, ones.
-pub const CONSTANT_PLANES: usize = 3;
+/// Planes after the history block: side to move, no-capture counter, ones, six
+/// material-balance planes and two attack planes (see the crate documentation).
+pub const FEATURE_PLANES: usize = 11;
 /// Default number of history positions (as lc0 and px0).
 pub const DEFAULT_HISTORY: usize = 8;
 
@@ -47,9 +48,9 @@ impl Default for EncoderConfig {
 }
 
 impl EncoderConfig {
-    /// Number of input channels: `15 × history + 3`.
+    /// Number of input channels: `15 × history + 11`.
     pub const fn planes(&self) -> usize {
-        PLANES_PER_STEP * self.history + CONSTANT_PLANES
+        PLANES_PER_STEP * self.history + FEATURE_PLANES
     }
 
     /// Floats per encoded position: `planes() × 90`.
@@ -70,6 +71,28 @@ impl EncoderConfig {
     /// Channel of the all-ones plane.
     pub const fn ones_plane(&self) -> usize {
         PLANES_PER_STEP * self.history + 2
+    }
+
+    /// Channel of the material-balance plane of `role` (not the general, which both
+    /// sides always have): the mover's count minus the opponent's, over 5 for soldiers
+    /// and over 2 for the other roles, so it lies in [-1, 1].
+    ///
+    /// # Panics
+    /// For [`Role::General`].
+    pub const fn material_plane(&self, role: Role) -> usize {
+        assert!(role.index() > 0, "the general has no material plane");
+        PLANES_PER_STEP * self.history + 2 + role.index()
+    }
+
+    /// Channel of the plane marking the mover's pieces that an opponent piece attacks.
+    pub const fn own_attacked_plane(&self) -> usize {
+        PLANES_PER_STEP * self.history + 9
+    }
+
+    /// Channel of the plane marking the opponent's pieces that a piece of the mover
+    /// attacks.
+    pub const fn opponent_attacked_plane(&self) -> usize {
+        PLANES_PER_STEP * self.history + 10
     }
 
     /// Channel of `role`'s plane for the side to move (`own`) or its opponent, at
@@ -156,7 +179,40 @@ pub fn encode_into(
     let no_capture = (current.halfmoves() as f32 / NO_CAPTURE_PLIES).min(1.0);
     fill(out, config.no_capture_plane(), no_capture);
     fill(out, config.ones_plane(), 1.0);
+    for role in Role::ALL.into_iter().skip(1) {
+        let own = current.pieces(mover, role).count() as f32;
+        let theirs = current.pieces(mover.other(), role).count() as f32;
+        let scale = if role == Role::Soldier { 5.0 } else { 2.0 };
+        fill(out, config.material_plane(role), (own - theirs) / scale);
+    }
+    for (plane, victim) in [
+        (config.own_attacked_plane(), mover),
+        (config.opponent_attacked_plane(), mover.other()),
+    ] {
+        let base = plane * PLANE_SIZE;
+        for sq in current.by_color(victim) {
+            if attacked(current, sq, victim.other()) {
+                out[base + view(sq.index(), mover)] = 1.0;
+            }
+        }
+    }
     Ok(())
+}
+
+/// Whether a piece of `by` could capture on `sq` (pseudo-legally: pins and the
+/// capturer's own safety are ignored). [`Position::attackers`] also counts the general
+/// facing along an open file, which captures only the other general.
+fn attacked(pos: &Position, sq: Square, by: Color) -> bool {
+    let mut a: Bitboard = pos.attackers(sq, by, pos.occupied());
+    let general = pos.general(by);
+    if a.contains(general) && pos.piece_at(sq).is_none_or(|p| p.role != Role::General) {
+        let steps = sq.file().index().abs_diff(general.file().index())
+            + sq.rank().index().abs_diff(general.rank().index());
+        if steps != 1 || !sq.in_palace(by) {
+            a = a.without(general);
+        }
+    }
+    a.any()
 }
 
 /// How many times `history[k]` occurred before it in `history` (same pieces on the same
@@ -283,12 +339,12 @@ mod tests {
     }
 
     #[test]
-    fn default_config_has_123_planes() {
+    fn default_config_has_131_planes() {
         let c = EncoderConfig::default();
         assert_eq!(c.history, 8);
-        assert_eq!(c.planes(), 123);
-        assert_eq!(c.input_len(), 123 * 90);
-        assert_eq!(EncoderConfig { history: 1 }.planes(), 18);
+        assert_eq!(c.planes(), 131);
+        assert_eq!(c.input_len(), 131 * 90);
+        assert_eq!(EncoderConfig { history: 1 }.planes(), 26);
     }
 
     #[test]
@@ -321,6 +377,57 @@ mod tests {
             .iter()
             .sum();
         assert_eq!(history, 0.0);
+    }
+
+    #[test]
+    fn material_planes_hold_the_movers_count_minus_the_opponents() {
+        let c = EncoderConfig { history: 1 };
+        // Red: chariot, horse, two soldiers. Black: chariot, cannon, one soldier.
+        let fen = "4k4/9/1c7/9/4r4/p8/P3R1P2/2N6/9/3K5 w - - 0 1";
+        let pos = Position::from_fen(fen).unwrap();
+        let enc = encode(std::slice::from_ref(&pos), &c);
+        let value = |role| plane(&enc, c.material_plane(role))[0];
+        assert!(plane(&enc, c.material_plane(Role::Horse)).iter().all(|&v| v == 0.5));
+        assert_eq!(value(Role::Chariot), 0.0);
+        assert_eq!(value(Role::Cannon), -0.5);
+        assert_eq!(value(Role::Soldier), 1.0 / 5.0);
+        assert_eq!(value(Role::Advisor), 0.0);
+        // Black to move sees the same balance with the sign turned.
+        let black = Position::from_fen(&fen.replace(" w ", " b ")).unwrap();
+        let enc = encode(std::slice::from_ref(&black), &c);
+        assert_eq!(plane(&enc, c.material_plane(Role::Horse))[0], -0.5);
+        assert_eq!(plane(&enc, c.material_plane(Role::Cannon))[0], 0.5);
+    }
+
+    #[test]
+    fn attack_planes_mark_pieces_en_prise_from_the_movers_view() {
+        let c = EncoderConfig { history: 1 };
+        // Red chariot e3 and black chariot e5 attack each other; the red horse c2 is
+        // attacked by nothing; the black soldier a4 is attacked by nothing.
+        let pos = Position::from_fen("4k4/9/9/9/4r4/p8/4R4/2N6/9/3K5 w - - 0 1").unwrap();
+        let enc = encode(std::slice::from_ref(&pos), &c);
+        assert_eq!(set_points(plane(&enc, c.own_attacked_plane())), ["e3"]);
+        assert_eq!(set_points(plane(&enc, c.opponent_attacked_plane())), ["e5"]);
+        // From Black's side the board turns: its chariot e5 is at e4 of its view.
+        let black = Position::from_fen("4k4/9/9/9/4r4/p8/4R4/2N6/9/3K5 b - - 0 1").unwrap();
+        let enc = encode(std::slice::from_ref(&black), &c);
+        assert_eq!(set_points(plane(&enc, c.own_attacked_plane())), ["e4"]);
+        assert_eq!(set_points(plane(&enc, c.opponent_attacked_plane())), ["e6"]);
+    }
+
+    #[test]
+    fn a_general_facing_down_an_open_file_attacks_only_the_other_general() {
+        let c = EncoderConfig { history: 1 };
+        // The red general e0 faces the black chariot e5: it cannot take it, while the
+        // chariot gives check.
+        let pos = Position::from_fen("3k5/9/9/9/4r4/9/9/9/9/4K4 w - - 0 1").unwrap();
+        let enc = encode(std::slice::from_ref(&pos), &c);
+        assert_eq!(set_points(plane(&enc, c.own_attacked_plane())), ["e0"]);
+        assert!(set_points(plane(&enc, c.opponent_attacked_plane())).is_empty());
+        // A general one step away inside its palace does attack.
+        let pos = Position::from_fen("3k5/9/9/9/9/9/9/9/4r4/4K4 w - - 0 1").unwrap();
+        let enc = encode(std::slice::from_ref(&pos), &c);
+        assert_eq!(set_points(plane(&enc, c.opponent_attacked_plane())), ["e1"]);
     }
 
     #[test]

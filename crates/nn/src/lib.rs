@@ -9,7 +9,7 @@
 //! use xq_nn::{EncoderConfig, encode_into, policy_index, policy_move, POLICY_SIZE};
 //!
 //! let pos = Position::startpos();
-//! let config = EncoderConfig::default(); // 8 history positions, 123 planes
+//! let config = EncoderConfig::default(); // 8 history positions, 131 planes
 //! let mut planes = vec![0.0f32; config.input_len()];
 //! encode_into(std::slice::from_ref(&pos), &config, &mut planes).unwrap();
 //!
@@ -46,13 +46,23 @@
 //! | `15t + 14` | repetition: constant `min(n, 2) / 2` where `n` is how often this position (pieces and side to move) occurred earlier in the given history, so 0.5 on its second and 1 from its third occurrence |
 //!
 //! A history step before the start of the given history (start of the game) is all
-//! zeros, repetition plane included. Then three constant planes:
+//! zeros, repetition plane included. Then eleven feature planes of the evaluated position:
 //!
 //! | channel | content |
 //! |---|---|
 //! | `15 H + 0` | side to move: 1 if Black is to move, else 0 |
 //! | `15 H + 1` | no-capture counter of the 60-move rule: plies since the last capture / 120, capped at 1 |
 //! | `15 H + 2` | all ones: lets the convolutions find the board edge, since zero padding is otherwise indistinguishable from empty points |
+//! | `15 H + 3 ..= 15 H + 8` | material balance, one constant plane per role from advisor to soldier: the mover's count minus the opponent's, over 2 (over 5 for soldiers) |
+//! | `15 H + 9` | the mover's pieces that an opponent piece attacks (1 on their points) |
+//! | `15 H + 10` | the opponent's pieces that a piece of the mover attacks |
+//!
+//! *Why hand-computed material and attack planes?* A network can learn both from the
+//! piece planes, but only from many games: a value head sees material only as the sum
+//! of a plane over the board, and "this piece hangs" needs the attack patterns of every
+//! role. KataGo feeds its net such computed features (liberties, ladders) for the same
+//! reason. Here they let a small network trained for minutes on a CPU value material
+//! and see pieces en prise; large networks lose nothing by having them.
 //!
 //! *Why a side-to-move plane when the board is already flipped?* The rules are
 //! symmetric under rotation plus colour swap, so in theory the flipped board is enough.
