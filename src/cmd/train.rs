@@ -164,7 +164,10 @@ struct SelfplayData {
 
 /// Sums over the current `train` event interval.
 struct EventInterval {
+    /// Steps whose losses are in `sums`.
     steps: u64,
+    /// Steps on PGN records mixed into self-play training (`[train.pretrain] mix_every`).
+    record_steps: u64,
     samples: u64,
     sums: [f64; 6],
     started: Instant,
@@ -175,6 +178,7 @@ impl EventInterval {
     fn new() -> EventInterval {
         EventInterval {
             steps: 0,
+            record_steps: 0,
             samples: 0,
             sums: [0.0; 6],
             started: Instant::now(),
@@ -369,8 +373,11 @@ impl TrainSession {
             let allowed = self.selfplay.positions as f64 * d.samples_per_position;
             let left = ((allowed - used) / d.batch_size.max(1) as f64)
                 .floor()
-                .max(0.0);
-            Some(step + left as u64)
+                .max(0.0) as u64;
+            // Mixed-in record steps come on top: one in every `mix_every`.
+            let every = d.pretrain.as_ref().map_or(0, |p| p.mix_every);
+            let mixed = if every > 1 { left / (every - 1) } else { 0 };
+            Some(step + left + mixed)
         };
         match (known, target_end) {
             (Some(a), Some(b)) => Some(a.min(b)),
@@ -392,6 +399,15 @@ impl TrainSession {
             depth: self.cfg.data.prefetch,
             threads: self.cfg.data.data_threads,
         }
+    }
+
+    /// Whether the next step after pre-training is one of `[train.pretrain] mix_every`.
+    fn mix_due(&self) -> bool {
+        let every = self.cfg.data.pretrain.as_ref().map_or(0, |p| p.mix_every);
+        !self.supervised_only
+            && every > 0
+            && self.has_supervised()
+            && (self.trainer.step_count() + 1).is_multiple_of(every)
     }
 
     fn in_pretrain(&self) -> bool {
@@ -543,6 +559,8 @@ impl TrainSession {
                 break StopReason::Target;
             }
             let supervised = self.in_pretrain();
+            // A record batch: pre-training, or a mixed-in step after it.
+            let mut from_records = supervised;
             let batch = if supervised {
                 self.supervised_batch(log)?
             } else {
@@ -578,14 +596,19 @@ impl TrainSession {
                     continue;
                 }
                 waiting_logged = false;
-                self.selfplay_batch()?
+                if self.mix_due() {
+                    from_records = true;
+                    self.supervised_batch(log)?
+                } else {
+                    self.selfplay_batch()?
+                }
             };
             let stats = {
                 let host = HostBatch::from_data(&batch)?;
                 self.trainer.step(&host)?
             };
-            self.recycle(batch, supervised);
-            self.after_step(&stats, supervised, &mut candidates, log)?;
+            self.recycle(batch, from_records);
+            self.after_step(&stats, supervised, from_records, &mut candidates, log)?;
             if self.observer.is_some() {
                 let view = StepView {
                     step: stats.step,
@@ -640,18 +663,27 @@ impl TrainSession {
         Ok(path)
     }
 
+    /// Bookkeeping after a step: events, held-out evaluation, checkpoints, candidates.
+    /// `supervised`: a pre-training step; `from_records`: any step on the PGN records
+    /// (mixed-in ones after pre-training are counted apart, so the self-play losses
+    /// in the events stay the self-play losses).
     fn after_step(
         &mut self,
         s: &StepStats,
         supervised: bool,
+        from_records: bool,
         candidates: &mut Vec<ModelRef>,
         log: &mut dyn FnMut(&str),
     ) -> Result<()> {
         let d = self.cfg.data.clone();
         let step = s.step;
         let iv = &mut self.interval;
-        iv.steps += 1;
         iv.samples += s.samples as u64;
+        if from_records && !supervised {
+            iv.record_steps += 1;
+        } else {
+            iv.steps += 1;
+        }
         for (sum, v) in iv.sums.iter_mut().zip([
             s.total_loss,
             s.policy_loss,
@@ -660,7 +692,9 @@ impl TrainSession {
             s.value_accuracy,
             s.grad_norm,
         ]) {
-            *sum += v;
+            if supervised || !from_records {
+                *sum += v;
+            }
         }
         if d.event_every > 0 && step.is_multiple_of(d.event_every) {
             let n = iv.steps.max(1) as f64;
@@ -682,6 +716,7 @@ impl TrainSession {
                     "window": self.selfplay.window.as_ref().map_or(0, |w| w.len()),
                     "data_wait_share": (iv.waited.as_secs_f64() / wall).min(1.0),
                     "phase": if supervised { "supervised" } else { "selfplay" },
+                    "record_steps": iv.record_steps,
                 }),
             )?;
             self.interval = EventInterval::new();
@@ -1118,6 +1153,40 @@ mod tests {
         assert!(may_train(&run, &cfg, None).unwrap());
         assert!(!may_train(&run, &cfg, Some(b.step)).unwrap());
         assert!(train_until(&run, &cfg, None, &stop, None, &mut |_| {}).unwrap() > b.step);
+    }
+
+    #[test]
+    fn record_steps_are_mixed_in_after_pretraining_without_counting_against_the_pacing() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let master = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/data/hu_ronghua_1391_iccs.pgn"
+        ))
+        .unwrap();
+        let cut = master.match_indices("[Event").nth(30).unwrap().0;
+        let pgn = dir.path().join("few.pgn");
+        std::fs::write(&pgn, &master[..cut]).unwrap();
+        let mut cfg = tiny();
+        cfg.data.samples_per_position = 0.5;
+        cfg.data.pretrain = Some(config::PretrainSection {
+            pgn: vec![pgn],
+            steps: 2,
+            held_out_permille: 0,
+            mix_every: 3,
+        });
+        let positions = random_games(&run, 2, 1) as u64;
+        let selfplay_steps = positions / 2 / 16;
+        let mut session = TrainSession::open(&run, &cfg, &[], Progress::Off, &mut |_| {}).unwrap();
+        let stop = AtomicBool::new(false);
+        let p = session
+            .train(TrainTarget::Paced { max_steps: None }, &stop, &mut |_| {})
+            .unwrap();
+        assert_eq!(p.reason, StopReason::NeedData);
+        // Steps 1-2 pre-train; after that every third step (3, 6, …) is on records.
+        assert_eq!(p.selfplay_samples, selfplay_steps * 16);
+        assert_eq!(p.step - 2 - p.step / 3, selfplay_steps, "step {}", p.step);
+        assert!(p.step / 3 >= 1, "no record step was mixed in");
     }
 
     #[test]

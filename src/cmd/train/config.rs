@@ -87,6 +87,15 @@ pub struct PretrainSection {
     /// Games per thousand held out for the move-prediction accuracy (by content hash).
     #[serde(default = "default_held_out")]
     pub held_out_permille: u32,
+    /// After pre-training, every `mix_every`-th step trains on a batch of these
+    /// records (as in pre-training: the played move as policy target, value only where
+    /// a result is known) instead of self-play data; 0 never. A young network's
+    /// self-play games never punish a piece left en prise, so their policy targets
+    /// slowly unlearn what the records teach about captures; a share of record batches
+    /// keeps it (as AlphaStar keeps its supervised policy near). These steps do not
+    /// count against the self-play pacing.
+    #[serde(default)]
+    pub mix_every: u64,
 }
 
 fn default_held_out() -> u32 {
@@ -335,6 +344,11 @@ impl TrainSection {
                 p.held_out_permille <= 1000,
                 "pretrain.held_out_permille",
                 "in 0..=1000",
+            )?;
+            check(
+                p.mix_every != 1,
+                "pretrain.mix_every",
+                "0 (never) or at least 2 (1 would leave no step for self-play data)",
             )?;
         }
         Ok(())
