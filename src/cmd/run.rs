@@ -1125,7 +1125,11 @@ mod tests {
         assert_eq!(r.plan(Stage::Final).2, 200);
         assert_eq!(r.final_visits(), 200);
         let cfg = RunConfig::parse("[rating]\nvisits = 24\n").unwrap();
-        assert_eq!(cfg.file.rating.plan(Stage::Final).2, 24, "defaults to visits");
+        assert_eq!(
+            cfg.file.rating.plan(Stage::Final).2,
+            24,
+            "defaults to visits"
+        );
         let err = RunConfig::parse("[rating]\nfinal_visits = 0\n").unwrap_err();
         assert!(err.to_string().contains("final_visits"), "{err}");
     }

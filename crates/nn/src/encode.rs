@@ -387,7 +387,11 @@ mod tests {
         let pos = Position::from_fen(fen).unwrap();
         let enc = encode(std::slice::from_ref(&pos), &c);
         let value = |role| plane(&enc, c.material_plane(role))[0];
-        assert!(plane(&enc, c.material_plane(Role::Horse)).iter().all(|&v| v == 0.5));
+        assert!(
+            plane(&enc, c.material_plane(Role::Horse))
+                .iter()
+                .all(|&v| v == 0.5)
+        );
         assert_eq!(value(Role::Chariot), 0.0);
         assert_eq!(value(Role::Cannon), -0.5);
         assert_eq!(value(Role::Soldier), 1.0 / 5.0);

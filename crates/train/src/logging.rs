@@ -1,5 +1,6 @@
-//! TensorBoard scalars (event files written here; tensorboard-rs's checksum) and human progress output: an indicatif bar on a
-//! terminal, plain log lines otherwise (so `nohup` logs stay readable).
+//! TensorBoard scalars (event files written here, framed by tensorboard-rs's record
+//! writer) and human progress output: an indicatif bar on a terminal, plain log lines
+//! otherwise (so `nohup` logs stay readable).
 
 use std::fs::File;
 use std::io::{IsTerminal, Write};
@@ -8,7 +9,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tensorboard_rs::masked_crc32c::masked_crc32c;
+use tensorboard_rs::record_writer::RecordWriter;
 
 use crate::error::TrainError;
 
@@ -163,14 +164,14 @@ fn wall_time() -> f64 {
         .map_or(0.0, |d| d.as_secs_f64())
 }
 
-/// TFRecord framing: `u64` length, masked CRC-32C of it, the data, masked CRC-32C of it.
+/// TFRecord framing (`u64` length, masked CRC-32C of it, the data, masked CRC-32C of
+/// it) by tensorboard-rs's `RecordWriter`, into memory: the file then gets the whole
+/// record in one write, which is what lets [`EventFile::append`] undo a torn one.
 fn tf_record(data: &[u8]) -> Vec<u8> {
-    let len = (data.len() as u64).to_le_bytes();
     let mut out = Vec::with_capacity(data.len() + 16);
-    out.extend_from_slice(&len);
-    out.extend_from_slice(&masked_crc32c(&len).to_le_bytes());
-    out.extend_from_slice(data);
-    out.extend_from_slice(&masked_crc32c(data).to_le_bytes());
+    RecordWriter::new(&mut out)
+        .write(data)
+        .expect("writing into a Vec cannot fail");
     out
 }
 
