@@ -221,6 +221,9 @@ pub(crate) struct ProgressOut {
     mode: Progress,
     bar: Option<ProgressBar>,
     started: Instant,
+    /// Whether a step was shown: a bar that never moved (replaced by
+    /// `Trainer::set_progress` right after opening) is cleared, not left on screen.
+    moved: std::cell::Cell<bool>,
 }
 
 impl ProgressOut {
@@ -251,6 +254,7 @@ impl ProgressOut {
             mode,
             bar,
             started: Instant::now(),
+            moved: std::cell::Cell::new(false),
         }
     }
 
@@ -258,6 +262,7 @@ impl ProgressOut {
     pub(crate) fn step(&self, step: u64, log_line: bool, summary: impl FnOnce() -> String) {
         match (&self.bar, self.mode) {
             (Some(bar), _) => {
+                self.moved.set(true);
                 bar.set_position(step);
                 if log_line {
                     bar.set_message(summary());
@@ -286,7 +291,11 @@ impl ProgressOut {
 impl Drop for ProgressOut {
     fn drop(&mut self) {
         if let Some(bar) = &self.bar {
-            bar.abandon();
+            if self.moved.get() {
+                bar.abandon();
+            } else {
+                bar.finish_and_clear();
+            }
         }
     }
 }
