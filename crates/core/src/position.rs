@@ -443,9 +443,13 @@ impl Position {
     /// Whether the side to move has any legal move.
     pub fn has_legal_move(&self) -> bool {
         let safety = self.safety();
-        self.pseudo_legal_moves()
-            .iter()
-            .any(|m| self.is_safe(*m, &safety))
+        let mut own = self.by_color[self.turn.index()];
+        // `Iterator::any` by name: `Bitboard::any` (non-empty) would shadow it.
+        Iterator::any(&mut own, |from| {
+            Iterator::any(&mut self.targets(from), |to| {
+                self.is_safe(Move::new(from, to), &safety)
+            })
+        })
     }
 
     /// Whether `m` is legal here.
@@ -454,7 +458,8 @@ impl Position {
             Some(p) if p.color == self.turn => {}
             _ => return false,
         }
-        self.pseudo_legal_moves().contains(&m) && self.is_safe(m, &self.safety())
+        // The match above made sure `from` holds a piece of the side to move.
+        self.targets(m.from()).contains(m.to()) && self.is_safe(m, &self.safety())
     }
 
     /// Whether the side to move is checkmated or stalemated (both lose, 3.1 and 3.2).
