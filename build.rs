@@ -1,15 +1,17 @@
-//! Embeds libtorch's directory as an rpath in the `xqz` binary and the root package's
-//! tests, so they run without `LD_LIBRARY_PATH`.
+//! Embeds libtorch's directory as an rpath in the `xqz` binary and the test binaries of
+//! the package it builds, so they run without `LD_LIBRARY_PATH`. Shared: `xq-eval` names
+//! this file as its build script too (`build = "../../build.rs"`).
 //!
 //! xq-train (the crate that links tch) passes the directory on as `DEP_XQTORCH_LIBTORCH_LIB`
 //! (Cargo's `links` metadata reaches immediate dependents only), and `rustc-link-arg` from
 //! its own build script does not reach this package's link steps, hence this file. While
 //! the root package does not depend on xq-train the variable is absent and this does
-//! nothing. Any other package that depends on xq-train and builds binaries or tests needs
-//! the same few lines.
+//! nothing. Any other package that depends on xq-train and builds binaries or tests should
+//! name this file as its build script as well.
 
 fn main() {
-    println!("cargo:rerun-if-changed=build.rs");
+    // No `rerun-if-changed=build.rs`: Cargo reruns a changed build script anyway, and the
+    // path would be relative to each package that names this file.
     println!("cargo:rerun-if-env-changed=DEP_XQTORCH_LIBTORCH_LIB");
     let Some(dir) = std::env::var_os("DEP_XQTORCH_LIBTORCH_LIB") else {
         return;

@@ -396,7 +396,7 @@ fn bench_train(a: &TrainBenchArgs) -> Result<()> {
         a.eval_batches.iter().all(|&b| b > 0),
         "--eval-batches must be positive"
     );
-    xq_train::set_threads(a.threads);
+    xq_train::set_num_threads(a.threads);
     let opts = TrainBenchOptions {
         net: net.clone(),
         batch_size: a.batch,

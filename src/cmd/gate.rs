@@ -181,7 +181,6 @@ pub fn gate_once(
     if let Some(e) = s.elo.filter(|e| e.elo.is_finite()) {
         tb.scalar("gate/elo", e.elo, step)?;
     }
-    tb.flush();
     if decision.accepted {
         run.promote(&candidate, details)?;
     } else {

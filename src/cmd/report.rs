@@ -479,7 +479,7 @@ fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result<Rep
         &mut warnings,
     ));
 
-    let config_path = root.join("config.toml");
+    let config_path = run.config_path();
     let config = match fs::read(&config_path) {
         Ok(bytes) => Some(String::from_utf8_lossy(&bytes).into_owned()),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,

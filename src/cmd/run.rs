@@ -192,33 +192,21 @@ impl RunConfig {
         let mut cfg =
             RunConfig::parse(&text).with_context(|| format!("config {}", path.display()))?;
         // Pre-training files are named relative to the config file.
-        if let Some(p) = &mut cfg.train.data.pretrain {
-            let base = path.parent().unwrap_or(Path::new("."));
-            for f in &mut p.pgn {
-                if f.is_relative() {
-                    *f = base.join(&*f);
-                }
-            }
-        }
+        cfg.train
+            .resolve_paths(path.parent().unwrap_or(Path::new(".")));
         Ok(cfg)
     }
 
     pub fn parse(text: &str) -> Result<RunConfig> {
-        let file: RunFile = toml::from_str(text).map_err(|e| {
-            // One line: where, and what (toml's own message draws the source over
-            // several lines).
-            let line = e
-                .span()
-                .map(|s| text[..s.start.min(text.len())].lines().count().max(1));
-            let what = e.message().trim().replace('\n', " ");
-            match line {
-                Some(l) => anyhow::anyhow!("line {l}: {what}"),
-                None => anyhow::anyhow!("{what}"),
-            }
-        })?;
+        let file: RunFile = toml::from_str(text)
+            .map_err(|e| anyhow::anyhow!("{}", xq_selfplay::config::one_line(text, &e)))?;
+        // `from_toml` validates too.
         let selfplay = SelfplayConfig::from_toml(text)?;
-        selfplay.validate()?;
-        let train = TrainSection::from_toml(text)?;
+        let train = match &file.train {
+            None => TrainSection::default(),
+            Some(toml::Value::Table(t)) => TrainSection::from_table(t)?,
+            Some(_) => bail!("[train] must be a table"),
+        };
         for o in &file.rating.opponents {
             o.parse::<PlayerSpec>().context("[rating] opponents")?;
         }
@@ -562,7 +550,6 @@ fn record_config(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
     write_atomic(&path, cfg.text.as_bytes())
 }
 
-/// Rates `model` against each of `opponents`; appends `rating` events.
 /// Which rating a match belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Stage {
@@ -592,19 +579,15 @@ impl RatingSection {
     }
 }
 
-fn rate(
-    ui: &Ui,
-    run: &RunDir,
-    model: &ModelRef,
-    r: &RatingSection,
-    stage: Stage,
-) -> Result<Vec<serde_json::Value>> {
-    let mut out = Vec::new();
+/// Rates `model` against each opponent of `stage`; appends `rating` events.
+fn rate(ui: &Ui, run: &RunDir, model: &ModelRef, r: &RatingSection, stage: Stage) -> Result<()> {
     let (opponents, games, visits, tag) = r.plan(stage);
     if games == 0 {
-        return Ok(out);
+        return Ok(());
     }
     let me = net_spec(run, model, visits);
+    let time_control = r.time_control.parse()?;
+    let openings = crate::cmd::matches::load_openings(&r.openings, r.seed)?;
     let mut tb = xq_train::logging::TbLogger::new(run.logs_dir().join("rating"));
     for opponent in opponents {
         let spec: PlayerSpec = opponent.parse()?;
@@ -612,10 +595,10 @@ fn rate(
             games,
             concurrency: r.concurrency.max(1),
             settings: GameSettings {
-                time_control: r.time_control.parse()?,
+                time_control,
                 ..GameSettings::default()
             },
-            openings: crate::cmd::matches::load_openings(&r.openings, r.seed)?,
+            openings: openings.clone(),
             sprt: None,
             seed: r.seed ^ model.step,
             pgn_out: Some(run.matches_dir().join(format!(
@@ -641,7 +624,7 @@ fn rate(
         ev["opponent"] = opponent.clone().into();
         ev["final"] = (stage == Stage::Final).into();
         ev["visits"] = visits.into();
-        run.event("rating", ev.clone())?;
+        run.event("rating", ev)?;
         if let (Some(e), "rating") = (report.status.elo.filter(|e| e.elo.is_finite()), tag) {
             tb.scalar(
                 &format!("rating/elo_vs_{}", sanitize(opponent)),
@@ -656,10 +639,8 @@ fn rate(
                 model.step,
             )?;
         }
-        out.push(ev);
     }
-    tb.flush();
-    Ok(out)
+    Ok(())
 }
 
 fn sanitize(s: &str) -> String {
@@ -818,7 +799,7 @@ fn selfplay_phase(
     seed: u64,
     stop: Arc<AtomicBool>,
 ) -> Result<Snapshot> {
-    let (evaluator, watcher) = load_accepted_evaluator(run.root())?;
+    let (evaluator, watcher) = load_accepted_evaluator(run)?;
     let worker = format!("run-{}", xq_selfplay::worker_id());
     let display = ui.display();
     let events = Arc::new(SelfplayEvents {

@@ -53,7 +53,7 @@ pub fn run(args: Args) -> Result<()> {
         None => SelfplayConfig::default(),
     };
 
-    let (evaluator, watcher) = load_accepted_evaluator(&args.run)?;
+    let (evaluator, watcher) = load_accepted_evaluator(&run_dir)?;
 
     let worker = worker_id();
     let seed = args.seed.unwrap_or_else(|| seed_from(&worker));
@@ -130,9 +130,9 @@ fn load_accepted(run: &RunDir) -> Result<Box<dyn Evaluator>> {
 ///
 /// # Errors
 /// If the pointer names a network that cannot be loaded.
-pub fn load_accepted_evaluator(run: &Path) -> Result<(Box<dyn Evaluator>, Box<dyn ModelSource>)> {
-    let run_dir = RunDir::open(run)?;
-    let pointer = run.join(ACCEPTED_MODEL);
+pub fn load_accepted_evaluator(run: &RunDir) -> Result<(Box<dyn Evaluator>, Box<dyn ModelSource>)> {
+    let run_dir = run.clone();
+    let pointer = run.root().join(ACCEPTED_MODEL);
     let (evaluator, current): (Box<dyn Evaluator>, Option<u64>) = if pointer.is_file() {
         let current = content_hash(&pointer);
         (load_accepted(&run_dir)?, current)
@@ -210,7 +210,6 @@ pub fn log_tensorboard(tb: &mut xq_train::logging::TbLogger, s: &Snapshot, step:
             return;
         }
     }
-    tb.flush();
 }
 
 /// A seed for a worker started without `--seed`: a hash of its unique id.

@@ -45,8 +45,7 @@ use xq_data::{
 };
 use xq_train::{HostBatch, Progress, StepStats, Trainer};
 
-#[allow(unused_imports, reason = "the run loop (xqz run) names these types")]
-pub use config::{DataSection, PretrainSection, TrainSection, WindowSection};
+pub use config::TrainSection;
 
 use crate::rundir::{ModelRef, RunDir};
 
@@ -488,12 +487,8 @@ impl TrainSession {
 
     /// Whether the pacing and `min_positions` allow another self-play step.
     fn selfplay_allowed(&self) -> bool {
-        let d = &self.cfg.data;
         let used = self.saved.selfplay.map_or(0, |c| c.samples);
-        self.selfplay.positions >= d.min_positions.max(1)
-            && self.selfplay.window.is_some()
-            && (used + d.batch_size as u64) as f64
-                <= self.selfplay.positions as f64 * d.samples_per_position
+        self.selfplay.window.is_some() && self.cfg.data.pacing_allows(used, self.selfplay.positions)
     }
 
     fn selfplay_batch(&mut self) -> Result<Batch> {
@@ -675,7 +670,9 @@ impl TrainSession {
         candidates: &mut Vec<ModelRef>,
         log: &mut dyn FnMut(&str),
     ) -> Result<()> {
-        let d = self.cfg.data.clone();
+        let d = &self.cfg.data;
+        let (event_every, holdout_every, candidate_every) =
+            (d.event_every, d.holdout_every, d.candidate_every);
         let step = s.step;
         let iv = &mut self.interval;
         iv.samples += s.samples as u64;
@@ -696,7 +693,7 @@ impl TrainSession {
                 *sum += v;
             }
         }
-        if d.event_every > 0 && step.is_multiple_of(d.event_every) {
+        if event_every > 0 && step.is_multiple_of(event_every) {
             let n = iv.steps.max(1) as f64;
             let wall = iv.started.elapsed().as_secs_f64().max(1e-9);
             let m = iv.sums.map(|x| x / n);
@@ -724,7 +721,7 @@ impl TrainSession {
         let pretrain_done = !self.supervised_only
             && self.saved.pretrain_steps > 0
             && step == self.saved.pretrain_steps;
-        let holdout_due = d.holdout_every > 0 && step.is_multiple_of(d.holdout_every);
+        let holdout_due = holdout_every > 0 && step.is_multiple_of(holdout_every);
         if (holdout_due || pretrain_done)
             && self.has_supervised()
             && !self.ensure_supervised(log)?.held_out.is_empty()
@@ -738,7 +735,7 @@ impl TrainSession {
         if self.trainer.checkpoint_due() {
             self.save()?;
         }
-        if (d.candidate_every > 0 && step.is_multiple_of(d.candidate_every) || pretrain_done)
+        if (candidate_every > 0 && step.is_multiple_of(candidate_every) || pretrain_done)
             && step > self.last_candidate
         {
             let path = match &self.last_saved {
@@ -818,7 +815,6 @@ impl TrainSession {
 ///
 /// # Errors
 /// As [`TrainSession::open`] and [`TrainSession::train`].
-#[allow(dead_code, reason = "called by the run loop (xqz run)")]
 pub fn train_until(
     run: &RunDir,
     cfg: &TrainSection,
@@ -850,7 +846,6 @@ pub fn train_until(
 ///
 /// # Errors
 /// As [`TrainSession::open`] and [`TrainSession::train`].
-#[allow(dead_code, reason = "called by the run loop (xqz run)")]
 pub fn train_concurrently(
     run: &RunDir,
     cfg: &TrainSection,
@@ -923,16 +918,13 @@ fn may_train(run: &RunDir, cfg: &TrainSection, max_step: Option<u64>) -> Result<
         }
     }
     let used = saved.selfplay.map_or(0, |c| c.samples);
-    let d = &cfg.data;
-    Ok(positions >= d.min_positions.max(1)
-        && (used + d.batch_size as u64) as f64 <= positions as f64 * d.samples_per_position)
+    Ok(cfg.data.pacing_allows(used, positions))
 }
 
 /// The step of the run's newest checkpoint (0 when it has none).
 ///
 /// # Errors
 /// If the checkpoint directory cannot be read.
-#[allow(dead_code, reason = "called by the run loop (xqz run)")]
 pub fn current_step(run: &RunDir) -> Result<u64> {
     Ok(
         xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())?

@@ -306,8 +306,7 @@ pub fn run_search(
         match evals {
             Ok(evals) => search.apply(&evals)?,
             Err(e) => {
-                // An empty answer makes the search drop its pending leaves.
-                let _ = search.apply(&[]);
+                search.abandon_pending();
                 return Err(e.into());
             }
         }

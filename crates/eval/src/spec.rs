@@ -7,7 +7,7 @@
 //! - `ucci:PATH[,option.NAME=VALUE…][,name=NAME]`, `uci:PATH[,…][,ranks=1]`: an
 //!   external engine (`ranks=1` for engines whose UCI moves use ranks 1-10, as
 //!   Fairy-Stockfish does in UCI mode);
-//! - `fsf[:skill=N,depth=N]`: shorthand for Debian's Fairy-Stockfish over UCCI at a Skill
+//! - `fsf[:skill=N]`: shorthand for Debian's Fairy-Stockfish over UCCI at a Skill
 //!   Level (default 20);
 //! - `player:DIR`: an exported xqzero player, run through its launcher over UCCI.
 //! - `net:CHECKPOINT[,visits=N]`: a network checkpoint with MCTS (in-process).

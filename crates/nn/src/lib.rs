@@ -62,7 +62,7 @@
 //! of a plane over the board, and "this piece hangs" needs the attack patterns of every
 //! role. KataGo feeds its net such computed features (liberties, ladders) for the same
 //! reason. Here they let a small network trained for minutes on a CPU value material
-//! and see pieces en prise; large networks lose nothing by having them.
+//! and see which pieces are attacked; large networks lose nothing by having them.
 //!
 //! *Why a side-to-move plane when the board is already flipped?* The rules are
 //! symmetric under rotation plus colour swap, so in theory the flipped board is enough.

@@ -246,8 +246,9 @@ impl SelfplayConfig {
 }
 
 /// toml's message on one line, with the line number and the offending line's text
-/// (which holds the key when the message itself does not name it).
-fn one_line(text: &str, e: &toml::de::Error) -> String {
+/// (which holds the key when the message itself does not name it). Every reader of
+/// the project's TOML configs reports errors this way.
+pub fn one_line(text: &str, e: &toml::de::Error) -> String {
     let message = e.message().trim().replace('\n', " ");
     match e.span() {
         Some(span) => {

@@ -549,13 +549,11 @@ impl<'a> Group<'a> {
                 }
                 SlotState::Searching(mut g) => {
                     if g.search.is_finished() {
-                        match g.after_search(config)? {
-                            Step::Continue => {
-                                counters.positions.fetch_add(1, Relaxed);
-                                slot.state = SlotState::Ready(g);
-                            }
+                        let step = g.after_search(config)?;
+                        counters.positions.fetch_add(1, Relaxed);
+                        match step {
+                            Step::Continue => slot.state = SlotState::Ready(g),
                             Step::Finished(f) => {
-                                counters.positions.fetch_add(1, Relaxed);
                                 slot.state = SlotState::Empty;
                                 count_game(counters, &f);
                                 if to_writer.send(f).is_err() {

@@ -31,21 +31,14 @@ pub use logging::Progress;
 pub use net::Net;
 pub use trainer::{EvalStats, StepStats, Trainer};
 
-/// Sets libtorch's intra-op CPU thread count for the whole process (`n = 0` leaves the
-/// default). Self-play processes running several evaluators usually want 1.
-pub fn set_threads(n: usize) {
-    if n > 0 {
-        tch::set_num_threads(n as i32);
-    }
-}
-
 /// Whether a CUDA device is usable by libtorch in this process.
 pub fn cuda_available() -> bool {
     tch::Cuda::is_available()
 }
 
-/// Sets libtorch's intra-op CPU thread count for this process (`0` leaves libtorch's
-/// default). For players and engines that load a [`TorchEvaluator`] without a trainer.
+/// Sets libtorch's intra-op CPU thread count for the whole process (`0` leaves
+/// libtorch's default). The trainer calls it with its `threads`; players and engines
+/// that load a [`TorchEvaluator`] without a trainer call it themselves.
 pub fn set_num_threads(threads: usize) {
     if threads > 0 {
         tch::set_num_threads(threads.min(i32::MAX as usize) as i32);

@@ -104,10 +104,6 @@ impl TbLogger {
         let event = scalar_event(wall_time(), step as i64, tag, value as f32);
         file.append(&event)
     }
-
-    /// Kept for callers that flush after a group of scalars: every scalar is already
-    /// written when [`TbLogger::scalar`] returns.
-    pub fn flush(&mut self) {}
 }
 
 impl EventFile {

@@ -199,9 +199,7 @@ impl Trainer {
     }
 
     fn build(run_dir: &Path, config: TrainConfig) -> Result<Trainer, TrainError> {
-        if config.threads > 0 {
-            tch::set_num_threads(config.threads as i32);
-        }
+        crate::set_num_threads(config.threads);
         let device = config.device.device();
         if let Device::Cuda(i) = device
             && i >= tch::Cuda::device_count() as usize
@@ -252,7 +250,6 @@ impl Trainer {
     /// run directory keeps every process's logs under `logs/`). Call before training:
     /// the event file is created on the first scalar.
     pub fn set_tensorboard_dir(&mut self, dir: impl Into<PathBuf>) {
-        self.tb.flush();
         self.tb = TbLogger::new(dir);
     }
 
@@ -358,7 +355,6 @@ impl Trainer {
         for (tag, v) in rows {
             self.tb.scalar(tag, v, step)?;
         }
-        self.tb.flush();
         self.interval = Interval::new();
         Ok(())
     }
@@ -392,7 +388,6 @@ impl Trainer {
     /// `heldout/policy_top1` from [`Trainer::evaluate`]).
     pub fn log_scalar(&mut self, tag: &str, value: f64) -> Result<(), TrainError> {
         self.tb.scalar(tag, value, self.step)?;
-        self.tb.flush();
         Ok(())
     }
 

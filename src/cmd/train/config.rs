@@ -133,6 +133,16 @@ pub struct DataSection {
     pub pretrain: Option<PretrainSection>,
 }
 
+impl DataSection {
+    /// KataGo's pacing: whether another batch of self-play samples may be drawn when
+    /// `used` have been drawn from a directory of `positions`.
+    pub fn pacing_allows(&self, used: u64, positions: u64) -> bool {
+        positions >= self.min_positions.max(1)
+            && (used + self.batch_size as u64) as f64
+                <= positions as f64 * self.samples_per_position
+    }
+}
+
 impl Default for DataSection {
     fn default() -> Self {
         DataSection {
