@@ -1,6 +1,8 @@
-//! Embeds libtorch's directory as an rpath in the `xqz` binary and the test binaries of
-//! the package it builds, so they run without `LD_LIBRARY_PATH`. Shared: `xq-eval` names
-//! this file as its build script too (`build = "../../build.rs"`).
+//! Embeds libtorch's directory as an rpath in the binaries that run networks, so they
+//! run without `LD_LIBRARY_PATH`: in the root package `xqz-torch` and the integration
+//! tests (never `xqz`, the front end that must not load libtorch); in any other package
+//! that names this file as its build script (`xq-pipeline`: `build = "../../build.rs"`),
+//! every binary it links.
 //!
 //! xq-train (the crate that links tch) passes the directory on as `DEP_XQTORCH_LIBTORCH_LIB`
 //! (Cargo's `links` metadata reaches immediate dependents only), and `rustc-link-arg` from
@@ -20,16 +22,25 @@ fn main() {
         return;
     }
     let dir = dir.to_string_lossy();
-    println!("cargo:rustc-link-arg=-Wl,-rpath,{dir}");
+    let root = std::env::var("CARGO_PKG_NAME").as_deref() == Ok("xqzero");
+    let emit = |arg: &str| {
+        if root {
+            println!("cargo:rustc-link-arg-bin=xqz-torch={arg}");
+            println!("cargo:rustc-link-arg-tests={arg}");
+        } else {
+            println!("cargo:rustc-link-arg={arg}");
+        }
+    };
+    emit(&format!("-Wl,-rpath,{dir}"));
     // Keep libtorch_cuda.so although nothing references it by symbol (it registers the
     // CUDA backend when loaded); Rust links with --as-needed, which would drop it.
-    println!("cargo:rustc-link-arg=-Wl,--no-as-needed");
-    println!("cargo:rustc-link-arg=-ltorch");
+    emit("-Wl,--no-as-needed");
+    emit("-ltorch");
     if std::path::Path::new(dir.as_ref())
         .join("libtorch_cuda.so")
         .exists()
     {
-        println!("cargo:rustc-link-arg=-ltorch_cuda");
+        emit("-ltorch_cuda");
     }
-    println!("cargo:rustc-link-arg=-Wl,--as-needed");
+    emit("-Wl,--as-needed");
 }

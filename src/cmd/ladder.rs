@@ -71,10 +71,10 @@ pub fn run(args: Args) -> Result<()> {
         let specs: Vec<_> = args
             .players
             .iter()
-            .map(|p| crate::cmd::matches::player_spec("players", p))
+            .map(|p| super::matches::player_spec("players", p))
             .collect::<Result<_>>()?;
         let tc: TimeControl = args.tc.parse()?;
-        let openings = crate::cmd::matches::load_openings(&args.openings, args.seed)?;
+        let openings = super::matches::load_openings(&args.openings, args.seed)?;
         for i in 0..specs.len() {
             for j in i + 1..specs.len() {
                 let (a, b) = (&specs[i], &specs[j]);
@@ -122,7 +122,14 @@ pub fn run(args: Args) -> Result<()> {
     let ladder = fit_ladder(&records, &config)?;
     println!("{}", ladder.to_text());
     if let Some(path) = &args.json {
-        crate::cmd::write_atomic(path, serde_json::to_string_pretty(&ladder)?.as_bytes())?;
+        super::write_atomic(path, serde_json::to_string_pretty(&ladder)?.as_bytes())?;
     }
     Ok(())
+}
+
+impl Args {
+    /// The player specifications of `--players`.
+    pub fn player_texts(&self) -> &[String] {
+        &self.players
+    }
 }

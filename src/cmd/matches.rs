@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result, bail};
 use xq_eval::{
     clock::TimeControl,
-    matches::{MatchConfig, MatchReport, run_match},
+    matches::{MatchConfig, run_match},
     openings::{self, Opening},
     player::{Player, PlayerError},
     referee::GameSettings,
@@ -68,28 +68,7 @@ pub fn parse_sprt(text: &str) -> Result<SprtConfig> {
 
 /// Resolves an `--openings` value.
 pub fn load_openings(text: &str, seed: u64) -> Result<Vec<Opening>> {
-    Ok(match text {
-        "builtin" => openings::builtin(),
-        "start" => vec![Opening {
-            name: "start".into(),
-            start: xq_core::Position::startpos(),
-            moves: Vec::new(),
-        }],
-        t if t.starts_with("random:") => {
-            let plies: usize = t["random:".len()..]
-                .parse()
-                .with_context(|| format!("--openings {t:?}: expected random:PLIES"))?;
-            if !(1..=40).contains(&plies) {
-                bail!("--openings {t:?}: plies must be 1-40");
-            }
-            openings::random_balanced(64, plies, seed)
-        }
-        path => {
-            let body = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read openings file {path}"))?;
-            openings::parse_file(path, &body)?
-        }
-    })
+    openings::from_spec(text, seed).with_context(|| format!("--openings {text:?}"))
 }
 
 /// Parses a player specification and checks that it can be built.
@@ -97,28 +76,6 @@ pub fn player_spec(flag: &str, text: &str) -> Result<PlayerSpec> {
     let spec: PlayerSpec = text.parse().with_context(|| format!("--{flag}"))?;
     spec.build().with_context(|| format!("--{flag} {text}"))?;
     Ok(spec)
-}
-
-/// The summary printed at the end and written as JSON.
-pub fn report_json(report: &MatchReport) -> serde_json::Value {
-    let s = &report.status;
-    serde_json::json!({
-        "a": s.a,
-        "b": s.b,
-        "games": s.games.wins + s.games.draws + s.games.losses,
-        "wins": s.games.wins,
-        "draws": s.games.draws,
-        "losses": s.games.losses,
-        "score": s.games.score(),
-        "draw_ratio": s.games.draw_ratio(),
-        "elo": s.elo.map(|e| e.elo),
-        "elo_lower": s.elo.map(|e| e.elo_lower),
-        "elo_upper": s.elo.map(|e| e.elo_upper),
-        "los": s.los,
-        "pentanomial": s.pairs.counts,
-        "sprt": s.sprt.map(|t| serde_json::json!({"llr": t.llr, "lower": t.lower, "upper": t.upper})),
-        "decision": report.decision,
-    })
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -148,13 +105,20 @@ pub fn run(args: Args) -> Result<()> {
     let report = run_match(&build_a, &build_b, &config, &mut |s| {
         eprintln!("{}", s.line())
     })?;
-    let json = report_json(&report);
+    let json = report.summary_json();
     println!("{}", report.status.line());
     if let Some(d) = report.decision {
         println!("SPRT: {d:?}");
     }
     if let Some(path) = &args.json {
-        crate::cmd::write_atomic(path, serde_json::to_string_pretty(&json)?.as_bytes())?;
+        super::write_atomic(path, serde_json::to_string_pretty(&json)?.as_bytes())?;
     }
     Ok(())
+}
+
+impl Args {
+    /// The two player specifications as given.
+    pub fn player_texts(&self) -> [&str; 2] {
+        [&self.a, &self.b]
+    }
 }

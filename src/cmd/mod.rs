@@ -1,51 +1,25 @@
-//! One module per subcommand.
+//! The commands that never need a network backend when their players do not (one
+//! module each); `xqz` runs them in-process.
 
-pub mod bench;
-pub mod export;
-pub mod gate;
 pub mod ladder;
 pub mod matches;
 pub mod notation;
 pub mod perft;
-pub mod report;
-pub mod run;
-pub mod selfplay;
 pub mod status;
 pub mod tournament;
-pub mod train;
 pub mod ucci;
 
 use anyhow::{Context, Result};
 use xq_core::{Position, START_FEN};
 
-/// Writes a file atomically: a temporary file in the same directory, then a rename.
+/// Writes a file atomically ([`xq_data::io::write_bytes_atomic`], the one
+/// implementation), creating its directory and naming the file on failure.
 pub fn write_atomic(path: &std::path::Path, bytes: &[u8]) -> Result<()> {
-    use std::io::Write;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    let tmp = dir.join(format!(
-        ".{}.{}.tmp",
-        path.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    let result = (|| {
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        // Also catches errors a filesystem reports only when the data reaches the disk.
-        f.sync_all()?;
-        drop(f);
-        std::fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
-        // A full disk must not leave a half file behind (nor eat the space it holds).
-        let _ = std::fs::remove_file(&tmp);
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
     }
-    result.with_context(|| format!("cannot write {}", path.display()))
+    xq_data::io::write_bytes_atomic(path, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
 }
 
 /// Parses `--fen` (the starting position when absent).

@@ -67,15 +67,15 @@ pub fn run(args: Args) -> Result<()> {
     })?;
     let table = t.crosstable();
     println!("{}", table.to_text());
-    crate::cmd::write_atomic(
+    super::write_atomic(
         &out.join(format!("{stem}.crosstable.txt")),
         table.to_text().as_bytes(),
     )?;
-    crate::cmd::write_atomic(
+    super::write_atomic(
         &out.join(format!("{stem}.crosstable.json")),
         table.to_json().as_bytes(),
     )?;
-    crate::cmd::write_atomic(
+    super::write_atomic(
         &out.join(format!("{stem}.crosstable.csv")),
         table.to_csv().as_bytes(),
     )?;
@@ -85,4 +85,28 @@ pub fn run(args: Args) -> Result<()> {
         out.display()
     );
     Ok(())
+}
+
+impl Args {
+    /// Every string in the tournament file that could name a player (an unreadable
+    /// file gives none: `run` reports it). Read generically from the TOML so that any
+    /// layout of participants and teams is covered.
+    pub fn player_texts(&self) -> Vec<String> {
+        fn strings(v: &toml::Value, out: &mut Vec<String>) {
+            match v {
+                toml::Value::String(s) => out.push(s.clone()),
+                toml::Value::Array(a) => a.iter().for_each(|v| strings(v, out)),
+                toml::Value::Table(t) => t.values().for_each(|v| strings(v, out)),
+                _ => {}
+            }
+        }
+        let mut out = Vec::new();
+        if let Some(v) = std::fs::read_to_string(&self.config)
+            .ok()
+            .and_then(|t| t.parse::<toml::Table>().ok())
+        {
+            strings(&toml::Value::Table(v), &mut out);
+        }
+        out
+    }
 }

@@ -9,8 +9,8 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use xq_eval::{
-    export::load_player_backend,
     net::NetSettings,
+    player_dir::load_player_backend,
     ucci::{
         baseline::AlphaBetaBackend,
         engine::{Backend, Engine, Output},
@@ -54,4 +54,11 @@ pub fn run(args: Args) -> Result<()> {
     };
     Engine::new(backend, Output::new(std::io::stdout())).run(std::io::stdin().lock());
     Ok(())
+}
+
+impl Args {
+    /// Whether the engine plays with a network (`--player` or `--checkpoint`).
+    pub fn loads_network(&self) -> bool {
+        self.player.is_some() || self.checkpoint.is_some()
+    }
 }

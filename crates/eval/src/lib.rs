@@ -27,12 +27,12 @@
 pub mod alphabeta;
 pub mod clock;
 pub mod control;
-pub mod export;
 pub mod gate;
 pub mod matches;
 pub mod net;
 pub mod openings;
 pub mod player;
+pub mod player_dir;
 pub mod referee;
 pub mod result;
 pub mod spec;

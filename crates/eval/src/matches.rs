@@ -109,6 +109,32 @@ pub struct MatchReport {
     pub decision: Option<SprtDecision>,
 }
 
+impl MatchReport {
+    /// The match's result as the JSON object that `xqz match --json`, the gatekeeper's
+    /// and the rating's events carry (games, score, Elo with its interval, LOS,
+    /// pentanomial counts, SPRT state and decision).
+    pub fn summary_json(&self) -> serde_json::Value {
+        let s = &self.status;
+        serde_json::json!({
+            "a": s.a,
+            "b": s.b,
+            "games": s.games.wins + s.games.draws + s.games.losses,
+            "wins": s.games.wins,
+            "draws": s.games.draws,
+            "losses": s.games.losses,
+            "score": s.games.score(),
+            "draw_ratio": s.games.draw_ratio(),
+            "elo": s.elo.map(|e| e.elo),
+            "elo_lower": s.elo.map(|e| e.elo_lower),
+            "elo_upper": s.elo.map(|e| e.elo_upper),
+            "los": s.los,
+            "pentanomial": s.pairs.counts,
+            "sprt": s.sprt.map(|t| serde_json::json!({"llr": t.llr, "lower": t.lower, "upper": t.upper})),
+            "decision": self.decision,
+        })
+    }
+}
+
 /// What can stop a match from being played at all.
 #[derive(Debug, thiserror::Error)]
 pub enum MatchError {

@@ -1,5 +1,6 @@
 //! The network player: PUCT search ([`xq_mcts`]) over an [`Evaluator`], usually a
-//! [`TorchEvaluator`] loaded from a checkpoint.
+//! network loaded through the process's [`xq_nn::backend`] (libtorch in `xqz-torch`;
+//! this crate never links it).
 //!
 //! The same machinery serves two masters: [`NetPlayer`] (a [`Player`] for the referee,
 //! matches and gating) and [`crate::ucci::mcts_backend::MctsBackend`] (the exported UCCI
@@ -28,7 +29,6 @@ use serde::{Deserialize, Serialize};
 use xq_core::{Game, Move};
 use xq_mcts::{Playouts, Search, SearchError, SearchParams, SearchResult};
 use xq_nn::{EvalInput, Evaluator};
-use xq_train::{EvaluatorOptions, TorchEvaluator};
 
 use crate::{
     clock::Limits,
@@ -173,17 +173,28 @@ impl From<NetError> for PlayerError {
     }
 }
 
-/// Loads a checkpoint (a sidecar `.json`, a checkpoint directory or a run directory;
-/// see [`xq_train::resolve_checkpoint`]) as a torch evaluator with its EMA weights, on
-/// the GPU when there is one. `threads` > 0 sets libtorch's CPU threads first.
+/// Loads a checkpoint (a sidecar `.json`, a checkpoint directory or a run directory)
+/// through the process's registered network backend ([`xq_nn::backend`]): with
+/// libtorch, its EMA weights on the GPU when there is one. `threads` > 0 sets the
+/// backend's CPU threads first.
+///
+/// # Errors
+/// [`NetError::Load`] when the process has no backend or the network cannot be read.
 pub fn load_network(path: &Path, threads: usize) -> Result<Box<dyn Evaluator>, NetError> {
-    xq_train::set_num_threads(threads);
-    let ev =
-        TorchEvaluator::load(path, EvaluatorOptions::default()).map_err(|e| NetError::Load {
-            path: path.display().to_string(),
-            why: e.to_string(),
-        })?;
-    Ok(Box::new(ev))
+    let load = |why: String| NetError::Load {
+        path: path.display().to_string(),
+        why,
+    };
+    let backend = xq_nn::backend::backend().map_err(|e| load(e.to_string()))?;
+    backend.set_threads(threads);
+    backend.load(path).map_err(load)
+}
+
+/// Sets the registered backend's CPU threads (no backend: nothing to set).
+pub fn set_backend_threads(threads: usize) {
+    if let Ok(backend) = xq_nn::backend::backend() {
+        backend.set_threads(threads);
+    }
 }
 
 /// One search tree per game, reused across moves: when the next position extends the

@@ -183,6 +183,13 @@ impl FromStr for PlayerSpec {
 }
 
 impl PlayerSpec {
+    /// Whether building this player loads a network in this process (through the
+    /// registered [`xq_nn::backend`]); every other kind is torch-free here (an exported
+    /// player runs as its own engine process).
+    pub const fn needs_network_backend(&self) -> bool {
+        matches!(self, PlayerSpec::Net { .. })
+    }
+
     /// Builds a fresh player. Engines are started (and their handshake done) here, so
     /// a missing binary is reported before any game.
     ///
@@ -197,12 +204,12 @@ impl PlayerSpec {
             }
             PlayerSpec::Engine(cfg) => Box::new(UcciEngine::start(cfg.clone())?),
             PlayerSpec::Exported(dir) => {
-                let launcher = dir.join(crate::export::LAUNCHER);
+                let launcher = dir.join(crate::player_dir::LAUNCHER);
                 if !launcher.is_file() {
                     return Err(PlayerError::Process(format!(
                         "{} has no launcher {} (not an exported player?)",
                         dir.display(),
-                        crate::export::LAUNCHER
+                        crate::player_dir::LAUNCHER
                     )));
                 }
                 let mut cfg = EngineConfig::new(launcher, Dialect::Ucci);

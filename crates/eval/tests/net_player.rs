@@ -1,11 +1,12 @@
 //! The network player and the MCTS UCCI backend: legal and allowed moves over random
-//! positions (uniform, random and a tiny torch network), determinism per seed with a
+//! positions (uniform and random evaluators; the torch network's cases are in xq-pipeline's
+//! `tests/torch_player.rs`), determinism per seed with a
 //! node budget, tree reuse, `stop` latency, option handling, and golden transcripts
 //! (`tests/data/ucci_mcts/*.txt`, fixed node counts with the uniform evaluator).
 
 use std::{
     io::Write,
-    path::{Path, PathBuf},
+    path::Path,
     sync::{Arc, Mutex},
     time::{Duration, Instant},
 };
@@ -17,38 +18,12 @@ use xq_eval::{
     clock::Limits,
     net::{NetPlayer, NetSettings, load_network, value_to_cp},
     player::{Decision, GameView, Player},
-    spec::PlayerSpec,
     ucci::{
         engine::{Engine, Output},
         mcts_backend::MctsBackend,
     },
 };
 use xq_nn::{Evaluator, RandomEvaluator, UniformEvaluator};
-use xq_train::{DeviceChoice, NetConfig, Progress, TrainConfig, Trainer};
-
-/// A run directory with one checkpoint of a randomly initialised 1 × 8 network.
-fn tiny_run(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!("xq-eval-net-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let cfg = TrainConfig {
-        net: NetConfig {
-            blocks: 1,
-            channels: 8,
-            history: 2,
-            global_pool: false,
-            value_channels: 1,
-            value_hidden: 8,
-        },
-        device: DeviceChoice::Cpu,
-        threads: 1,
-        seed: 3,
-        ..TrainConfig::default()
-    };
-    let mut t = Trainer::new(&dir, cfg).unwrap();
-    t.set_progress(Progress::Off);
-    t.save_checkpoint().unwrap();
-    dir
-}
 
 fn settings(visits: u32) -> NetSettings {
     NetSettings {
@@ -117,15 +92,6 @@ fn check_player_over_random_positions(p: &mut dyn Player, seed: u64, count: usiz
 fn net_player_plays_legal_unbanned_moves_with_the_uniform_evaluator() {
     let mut p = NetPlayer::new(Box::new(UniformEvaluator), settings(24), "uniform").unwrap();
     check_player_over_random_positions(&mut p, 1, 80);
-}
-
-#[test]
-fn net_player_plays_legal_unbanned_moves_with_a_tiny_checkpoint() {
-    let run = tiny_run("legal");
-    let spec: PlayerSpec = format!("net:{},visits=12", run.display()).parse().unwrap();
-    let mut p = spec.build().unwrap();
-    check_player_over_random_positions(p.as_mut(), 2, 24);
-    std::fs::remove_dir_all(&run).unwrap();
 }
 
 /// Plays `plies` moves of self-play with `p` (both sides) from the start.
@@ -352,32 +318,6 @@ fn mcts_search_reports_info_lines_with_cp_scores_and_pv() {
 }
 
 #[test]
-fn mcts_stop_is_answered_within_50_ms_with_a_tiny_network() {
-    let run = tiny_run("stop");
-    for ev in [
-        Box::new(UniformEvaluator) as Box<dyn Evaluator>,
-        load_network(&run, 1).unwrap(),
-    ] {
-        let (mut e, buf) = engine_with(ev, settings(100));
-        e.handle_line("ucci");
-        e.handle_line("position startpos");
-        let mut worst = Duration::ZERO;
-        for _ in 0..5 {
-            e.handle_line("go infinite");
-            std::thread::sleep(Duration::from_millis(60));
-            assert!(e.is_searching(), "go infinite ended by itself");
-            let t = Instant::now();
-            e.handle_line("stop");
-            worst = worst.max(t.elapsed());
-            let last = buf.lines().last().unwrap().clone();
-            assert!(last.starts_with("bestmove "), "{last}");
-        }
-        assert!(worst < Duration::from_millis(50), "stop took {worst:?}");
-    }
-    std::fs::remove_dir_all(&run).unwrap();
-}
-
-#[test]
 fn mcts_bestmove_is_legal_and_unbanned_over_random_positions() {
     let (mut e, buf) = engine_with(Box::new(RandomEvaluator::new(4)), settings(100));
     e.handle_line("ucci");
@@ -408,53 +348,6 @@ fn mcts_bestmove_is_legal_and_unbanned_over_random_positions() {
             assert!(!banned.contains(&mv), "{last}: banned");
         }
     }
-}
-
-#[test]
-fn mcts_options_are_checked_and_networkfile_loads_a_checkpoint() {
-    let run = tiny_run("options");
-    let (mut e, buf) = engine_with(Box::new(UniformEvaluator), settings(100));
-    e.handle_line("ucci");
-    let opts: Vec<String> = buf
-        .lines()
-        .into_iter()
-        .filter(|l| l.starts_with("option "))
-        .collect();
-    for name in ["threads", "batch", "hashsize", "nodes", "networkfile"] {
-        assert!(
-            opts.iter()
-                .any(|o| o.starts_with(&format!("option {name} "))),
-            "{name} missing from {opts:?}"
-        );
-    }
-    e.handle_line("setoption batch 0");
-    assert!(
-        buf.lines().last().unwrap().contains("batch"),
-        "{:?}",
-        buf.lines()
-    );
-    e.handle_line("setoption networkfile /nonexistent/net.json");
-    let last = buf.lines().last().unwrap().clone();
-    assert!(
-        last.starts_with("info string error") && last.contains("nonexistent"),
-        "{last}"
-    );
-    let n = buf.lines().len();
-    e.handle_line(&format!("setoption networkfile {}", run.display()));
-    e.handle_line("setoption nodes 16");
-    e.handle_line("setoption batch 4");
-    assert_eq!(buf.lines().len(), n, "no errors: {:?}", &buf.lines()[n..]);
-    e.handle_line("position startpos");
-    e.handle_line("go depth 3");
-    wait_idle(&mut e);
-    let lines = buf.lines();
-    let info = lines.iter().rfind(|l| l.starts_with("info depth")).unwrap();
-    assert!(
-        info.contains(" nodes 16 "),
-        "the nodes option is the default: {info}"
-    );
-    assert!(lines.last().unwrap().starts_with("bestmove "));
-    std::fs::remove_dir_all(&run).unwrap();
 }
 
 #[test]

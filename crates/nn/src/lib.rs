@@ -85,11 +85,13 @@
 //! scatters training targets into the index layout, so every backend and the trainer
 //! agree on it.
 
+pub mod backend;
 pub mod encode;
 pub mod evaluator;
 pub mod output;
 pub mod policy;
 
+pub use backend::{NetworkBackend, NoBackend};
 pub use encode::{
     ENCODING_VERSION, EncodeError, EncoderConfig, PLANE_SIZE, encode_batch_into, encode_eval_batch,
     encode_into, mirror_planes,

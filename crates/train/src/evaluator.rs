@@ -200,3 +200,29 @@ impl Evaluator for TorchEvaluator {
 pub fn resolve_checkpoint(path: impl AsRef<Path>) -> Result<PathBuf, TrainError> {
     checkpoint::resolve(path.as_ref())
 }
+
+/// libtorch as the process's network backend ([`xq_nn::backend`]): loads checkpoints as
+/// [`TorchEvaluator`]s with their EMA weights, on the GPU when there is one.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct TorchBackend;
+
+impl xq_nn::NetworkBackend for TorchBackend {
+    fn load(&self, path: &Path) -> Result<Box<dyn Evaluator>, String> {
+        TorchEvaluator::load(path, EvaluatorOptions::default())
+            .map(|ev| Box::new(ev) as Box<dyn Evaluator>)
+            .map_err(|e| e.to_string())
+    }
+
+    fn set_threads(&self, threads: usize) {
+        crate::set_num_threads(threads);
+    }
+
+    fn name(&self) -> &'static str {
+        "torch"
+    }
+}
+
+/// Registers [`TorchBackend`] as this process's network backend (idempotent).
+pub fn register_backend() {
+    xq_nn::backend::register(Box::new(TorchBackend));
+}

@@ -26,7 +26,9 @@ pub mod trainer;
 pub use batch::{HostBatch, OwnedBatch};
 pub use config::{DeviceChoice, LrSchedule, NetConfig, OptimizerConfig, Precision, TrainConfig};
 pub use error::TrainError;
-pub use evaluator::{EvaluatorOptions, TorchEvaluator, WeightsChoice};
+pub use evaluator::{
+    EvaluatorOptions, TorchBackend, TorchEvaluator, WeightsChoice, register_backend,
+};
 pub use logging::Progress;
 pub use net::Net;
 pub use trainer::{EvalStats, StepStats, Trainer};

@@ -152,7 +152,7 @@ impl Backend for MctsBackend {
         match name.to_ascii_lowercase().as_str() {
             "threads" => {
                 let n = spin_value(name, value, 0, 256)? as usize;
-                xq_train::set_num_threads(n);
+                crate::net::set_backend_threads(n);
                 self.update(|s| s.threads = n)
             }
             "batch" => {

@@ -30,10 +30,7 @@ use serde_json::Value;
 use xq_core::notation::{Style, format_move};
 use xq_data::pgn::{PgnGame, read_pgn};
 
-use crate::{
-    cmd::write_atomic,
-    rundir::{RunDir, now},
-};
+use xq_pipeline::rundir::{RunDir, now, write_atomic};
 
 const CSS: &str = include_str!("report/report.css");
 const JS: &str = include_str!("report/report.js");

@@ -59,14 +59,12 @@ impl Default for GateSection {
     }
 }
 
-#[derive(clap::Args, Debug)]
-pub struct Args {
+#[derive(Debug, Clone, Default)]
+pub struct Options {
     /// Run directory.
-    #[arg(long)]
-    run: PathBuf,
+    pub run: PathBuf,
     /// Config file with a `[gate]` section (default: the run's config.toml, else defaults).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    pub config: Option<PathBuf>,
 }
 
 /// Reads the `[gate]` section of a config file; unknown keys are errors.
@@ -144,7 +142,8 @@ pub fn gate_once(
                 time_control: cfg.time_control.parse().context("[gate] time_control")?,
                 ..GameSettings::default()
             },
-            openings: crate::cmd::matches::load_openings(&cfg.openings, cfg.seed)?,
+            openings: xq_eval::openings::from_spec(&cfg.openings, cfg.seed)
+                .with_context(|| format!("[gate] openings {:?}", cfg.openings))?,
             sprt,
             seed: cfg.seed ^ candidate.step,
             pgn_out: Some(
@@ -160,7 +159,7 @@ pub fn gate_once(
     let decision = gate(&build_a, &build_b, &config, &mut |s| {
         log(&format!("gate: {}", s.line()))
     })?;
-    let mut details = crate::cmd::matches::report_json(&decision.report);
+    let mut details = decision.report.summary_json();
     details["candidate"] = candidate.name.clone().into();
     details["opponent"] = accepted.name.clone().into();
     details["step"] = candidate.step.into();
@@ -199,7 +198,7 @@ pub fn gate_once(
     Ok(Some(decision.accepted))
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Options) -> Result<()> {
     let run = RunDir::open(&args.run)?;
     let config_path = run.config_for(args.config.as_deref());
     let cfg = match &config_path {

@@ -50,23 +50,18 @@ use xq_selfplay::{
 };
 
 use crate::{
-    cmd::{
-        gate::{GateSection, gate_once, net_spec},
-        selfplay::{load_accepted_evaluator, log_tensorboard, selfplay_event},
-        train::{StepObserver, StepView, TrainSection, train_concurrently, train_until},
-        write_atomic,
-    },
-    rundir::{ModelRef, RunDir},
+    gate::{GateSection, gate_once, net_spec},
+    rundir::{ModelRef, RunDir, write_atomic},
+    selfplay::{load_accepted_evaluator, log_tensorboard, selfplay_event},
+    train::{StepObserver, StepView, TrainSection, train_concurrently, train_until},
 };
 
-#[derive(clap::Args, Debug)]
-pub struct Args {
+#[derive(Debug, Clone, Default)]
+pub struct Options {
     /// The run's configuration (TOML; see configs/README.md).
-    #[arg(long)]
-    config: PathBuf,
+    pub config: PathBuf,
     /// Run directory (default: `[run] dir` of the config).
-    #[arg(long)]
-    run: Option<PathBuf>,
+    pub run: Option<PathBuf>,
 }
 
 /// How the phases share the machine.
@@ -587,7 +582,8 @@ fn rate(ui: &Ui, run: &RunDir, model: &ModelRef, r: &RatingSection, stage: Stage
     }
     let me = net_spec(run, model, visits);
     let time_control = r.time_control.parse()?;
-    let openings = crate::cmd::matches::load_openings(&r.openings, r.seed)?;
+    let openings = xq_eval::openings::from_spec(&r.openings, r.seed)
+        .with_context(|| format!("[rating] openings {:?}", r.openings))?;
     let mut tb = xq_train::logging::TbLogger::new(run.logs_dir().join("rating"));
     for opponent in opponents {
         let spec: PlayerSpec = opponent.parse()?;
@@ -618,7 +614,7 @@ fn rate(ui: &Ui, run: &RunDir, model: &ModelRef, r: &RatingSection, stage: Stage
         })?;
         drop(bar);
         ui.log(&format!("{tag}: {}", report.status.line()));
-        let mut ev = crate::cmd::matches::report_json(&report);
+        let mut ev = report.summary_json();
         ev["model"] = model.name.clone().into();
         ev["step"] = model.step.into();
         ev["opponent"] = opponent.clone().into();
@@ -660,7 +656,7 @@ fn after_promotion(ui: &Ui, run: &RunDir, cfg: &RunConfig, model: &ModelRef) -> 
     let binary = std::env::current_exe().context("cannot find the running xqz binary")?;
     let out = run.players_dir().join(&model.name);
     if !out.exists() {
-        let summary = xq_eval::export::export_player(&xq_eval::export::ExportOptions {
+        let summary = crate::export::export_player(&crate::export::ExportOptions {
             run: run.root().to_path_buf(),
             model: Some(model.name.clone()),
             out: Some(out.clone()),
@@ -876,7 +872,7 @@ fn run_loop(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
     let games_left =
         |state: &RunState| (r.max_games > 0).then(|| r.max_games.saturating_sub(state.games));
     let steps_spent = |step: u64| r.max_steps > 0 && step >= r.max_steps;
-    let mut step = crate::cmd::train::current_step(run)?;
+    let mut step = crate::train::current_step(run)?;
     match r.mode {
         Mode::Sync => {
             while !budget.loop_spent() && games_left(&state) != Some(0) && !steps_spent(step) {
@@ -1078,7 +1074,7 @@ fn fmt_elo(v: &serde_json::Value) -> String {
     }
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Options) -> Result<()> {
     let cfg = RunConfig::load(&args.config)?;
     let dir = match (&args.run, &cfg.file.run.dir) {
         (Some(d), _) => d.clone(),
@@ -1117,7 +1113,7 @@ mod tests {
 
     #[test]
     fn every_shipped_config_is_valid() {
-        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("configs");
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
         let mut n = 0;
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();

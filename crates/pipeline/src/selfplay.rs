@@ -21,31 +21,25 @@ use xq_selfplay::{
     SelfplayConfig, Snapshot, content_hash, worker_id,
 };
 
-#[derive(clap::Args, Debug)]
-pub struct Args {
+#[derive(Debug, Clone, Default)]
+pub struct Options {
     /// Run directory: chunks go to DIR/data, PGN records to DIR/games.
-    #[arg(long, value_name = "DIR")]
-    run: PathBuf,
+    pub run: PathBuf,
     /// Config file whose [selfplay] section is used (default: DIR/config.toml if it
     /// exists, else the built-in defaults).
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
+    pub config: Option<PathBuf>,
     /// Games to play (default: until the process is stopped).
-    #[arg(long, value_name = "N")]
-    games: Option<u64>,
+    pub games: Option<u64>,
     /// Seed of every random choice (default: drawn at random and recorded in
     /// DIR/workers/<worker>.toml, so workers sharing a run play different games).
-    #[arg(long, value_name = "S")]
-    seed: Option<u64>,
+    pub seed: Option<u64>,
     /// Print progress as plain log lines even on a terminal.
-    #[arg(long)]
-    log_lines: bool,
+    pub log_lines: bool,
     /// No progress output, only the final summary.
-    #[arg(long, conflicts_with = "log_lines")]
-    quiet: bool,
+    pub quiet: bool,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Options) -> Result<()> {
     let run_dir = RunDir::open(&args.run)?;
     let config_path = run_dir.config_for(args.config.as_deref());
     let config = match &config_path {

@@ -16,7 +16,18 @@ use std::{
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 
-use crate::cmd::write_atomic;
+/// Writes a file of the run atomically ([`xq_data::io::write_bytes_atomic`], the one
+/// implementation), naming the file on failure.
+///
+/// # Errors
+/// The I/O error, with the path.
+pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
+    if let Some(dir) = path.parent().filter(|p| !p.as_os_str().is_empty()) {
+        fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    xq_data::io::write_bytes_atomic(path, bytes)
+        .with_context(|| format!("cannot write {}", path.display()))
+}
 
 /// A network in the run directory.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -3,10 +3,8 @@
 use std::path::PathBuf;
 
 use anyhow::{Context, Result};
-use xq_eval::{
-    export::{ExportOptions, export_player},
-    net::NetSettings,
-};
+use xq_eval::net::NetSettings;
+use xq_pipeline::export::{ExportOptions, export_player};
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\

@@ -933,33 +933,27 @@ pub fn current_step(run: &RunDir) -> Result<u64> {
     )
 }
 
-#[derive(clap::Args, Debug)]
-pub struct Args {
+#[derive(Debug, Clone, Default)]
+pub struct Options {
     /// Run directory: data from DIR/data, checkpoints in DIR/checkpoints.
-    #[arg(long, value_name = "DIR")]
-    run: PathBuf,
+    pub run: PathBuf,
     /// Config file whose [train] section is used (default: DIR/config.toml if it
     /// exists, else the built-in defaults).
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
+    pub config: Option<PathBuf>,
     /// Optimiser steps to take in this invocation. On self-play data this waits (and
     /// says so) whenever the pacing holds training back, until self-play writes more.
     /// Default: as far as the pacing allows now on self-play data; with --pgn,
     /// `[train.pretrain] steps` or 1000.
-    #[arg(long, value_name = "N")]
-    steps: Option<u64>,
+    pub steps: Option<u64>,
     /// Train on these PGN files (ICCS moves) instead of the run's self-play data.
-    #[arg(long, value_name = "FILE", num_args = 1..)]
-    pgn: Vec<PathBuf>,
+    pub pgn: Vec<PathBuf>,
     /// Plain log lines even on a terminal.
-    #[arg(long)]
-    log_lines: bool,
+    pub log_lines: bool,
     /// No progress output, only the summary.
-    #[arg(long, conflicts_with = "log_lines")]
-    quiet: bool,
+    pub quiet: bool,
 }
 
-pub fn run(args: Args) -> Result<()> {
+pub fn run(args: Options) -> Result<()> {
     let run = RunDir::open(&args.run)?;
     let config_path = run.config_for(args.config.as_deref());
     let cfg = match &config_path {
@@ -1153,7 +1147,7 @@ mod tests {
         let run = RunDir::open(dir.path()).unwrap();
         let master = std::fs::read_to_string(concat!(
             env!("CARGO_MANIFEST_DIR"),
-            "/tests/data/hu_ronghua_1391_iccs.pgn"
+            "/../../tests/data/hu_ronghua_1391_iccs.pgn"
         ))
         .unwrap();
         let cut = master.match_indices("[Event").nth(30).unwrap().0;

@@ -7,7 +7,8 @@
 //!   versions, step; no optimiser state) plus `source_run`, `source_checkpoint` and
 //!   `exported_unix`, so the player says where it came from;
 //! - `engine.toml`: the player's name and search settings ([`PlayerConfig`]);
-//! - `xqz`: a copy of the binary that exported it;
+//! - `xqz`: a hard link to (or copy of) the network-capable binary that exported it
+//!   (`xqz-torch`);
 //! - `xqzero-engine`: the launcher, a shell script that runs
 //!   `xqz ucci --player <its directory>`; a GUI starts it with no arguments;
 //! - `README.txt`: what the player is and what it needs on another machine.
@@ -22,53 +23,19 @@ use std::{
     time::{SystemTime, UNIX_EPOCH},
 };
 
-use serde::{Deserialize, Serialize};
+use xq_eval::{
+    net::{NetError, NetSettings},
+    player_dir::{
+        BINARY, ENGINE_TOML, LAUNCHER, NETWORK_META, NETWORK_WEIGHTS, PlayerConfig, PlayerDirError,
+        Source, load_player_backend,
+    },
+};
 use xq_train::checkpoint::{CHECKPOINT_DIR, Sidecar, list_checkpoints};
 
-use crate::{
-    net::{NetError, NetSettings},
-    ucci::mcts_backend::MctsBackend,
-};
-
-/// The launcher's file name.
-pub const LAUNCHER: &str = "xqzero-engine";
-/// The player configuration's file name.
-pub const ENGINE_TOML: &str = "engine.toml";
-/// The weights' file name.
-pub const NETWORK_WEIGHTS: &str = "network.safetensors";
-/// The network sidecar's file name.
-pub const NETWORK_META: &str = "network.json";
-/// The copied binary's file name.
-pub const BINARY: &str = "xqz";
 /// A run's pointer to its accepted network (see ARCHITECTURE.md, "The run directory").
 pub const ACCEPTED_POINTER: &str = "models/accepted.json";
 
-/// `engine.toml`: what the launcher's `xqz ucci --player DIR` reads.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct PlayerConfig {
-    /// The engine's `id name`.
-    pub name: String,
-    /// The network's sidecar, relative to the player directory.
-    pub network: String,
-    /// Search settings (defaults for anything left out).
-    #[serde(default)]
-    pub search: NetSettings,
-    /// Where the network came from (informational).
-    #[serde(default)]
-    pub source: Source,
-}
-
-/// The origin of an exported network.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct Source {
-    pub run: String,
-    pub checkpoint: String,
-    pub step: u64,
-}
-
-/// What can go wrong exporting or loading a player.
+/// What can go wrong exporting a player.
 #[derive(Debug, thiserror::Error)]
 pub enum ExportError {
     #[error("{path}: {source}")]
@@ -88,6 +55,8 @@ pub enum ExportError {
     Config { path: PathBuf, why: String },
     #[error("{0}")]
     Net(#[from] NetError),
+    #[error("{0}")]
+    Player(#[from] PlayerDirError),
 }
 
 fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
@@ -455,36 +424,4 @@ and a GPU are present; otherwise the network runs on the CPU.
         run = source.run,
         ckpt = source.checkpoint,
     )
-}
-
-/// Reads a player directory's `engine.toml`.
-///
-/// # Errors
-/// [`ExportError::Config`] naming the problem.
-pub fn load_player_config(dir: &Path) -> Result<PlayerConfig, ExportError> {
-    let path = dir.join(ENGINE_TOML);
-    let text = fs::read_to_string(&path).map_err(io(&path))?;
-    let config: PlayerConfig = toml::from_str(&text).map_err(|e| ExportError::Config {
-        path: path.clone(),
-        why: e.to_string().trim().replace('\n', " "),
-    })?;
-    config.search.validate().map_err(|e| ExportError::Config {
-        path: path.clone(),
-        why: e.to_string(),
-    })?;
-    Ok(config)
-}
-
-/// The UCCI backend of a player directory: its configuration and network.
-///
-/// # Errors
-/// A bad `engine.toml` or a network that cannot be loaded.
-pub fn load_player_backend(dir: &Path) -> Result<MctsBackend, ExportError> {
-    let config = load_player_config(dir)?;
-    let network = dir.join(&config.network);
-    Ok(MctsBackend::from_checkpoint(
-        &network,
-        config.search,
-        config.name,
-    )?)
 }

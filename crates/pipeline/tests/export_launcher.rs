@@ -10,13 +10,13 @@ use std::{
 };
 
 use xq_eval::{
-    export::{
-        ACCEPTED_POINTER, ENGINE_TOML, ExportError, ExportOptions, LAUNCHER, NETWORK_META,
-        NETWORK_WEIGHTS, export_player, load_player_config, select_model,
-    },
     net::NetSettings,
+    player_dir::{ENGINE_TOML, LAUNCHER, NETWORK_META, NETWORK_WEIGHTS, load_player_config},
 };
 use xq_nn::{EvalInput, Evaluator};
+use xq_pipeline::export::{
+    ACCEPTED_POINTER, ExportError, ExportOptions, export_player, select_model,
+};
 use xq_train::{
     DeviceChoice, NetConfig, Progress, TorchEvaluator, TrainConfig, Trainer,
     checkpoint::{Sidecar, list_checkpoints},
@@ -31,6 +31,7 @@ fn temp(tag: &str) -> PathBuf {
 
 /// A run with checkpoints at steps 0 and 2 of a 1 × 8 network.
 fn tiny_run(dir: &Path) {
+    xq_train::register_backend();
     let cfg = TrainConfig {
         net: NetConfig {
             blocks: 1,

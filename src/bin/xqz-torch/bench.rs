@@ -20,7 +20,7 @@ use xq_core::{Position, START_FEN, perft::perft};
 
 /// The 49 reference positions, built into the binary so the benchmark runs from any
 /// directory.
-const BENCH49: &str = include_str!("../../tests/data/bench49.tsv");
+const BENCH49: &str = include_str!("../../../tests/data/bench49.tsv");
 
 /// Perft of the starting position at depths 0-6, to check the measured runs.
 const START_COUNTS: [u64; 7] = [1, 44, 1_920, 79_666, 3_290_240, 133_312_995, 5_392_831_844];

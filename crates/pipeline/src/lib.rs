@@ -1,0 +1,13 @@
+//! xq-pipeline: the training run of xqzero.
+//!
+//! Everything a run does between processes that meet in a run directory: the directory
+//! layout and model pointer, the typed event log, the train session, the gatekeeper,
+//! rating, export of players and the scheduler of `xqz run`. The `xqz` binaries only
+//! parse arguments and draw progress; this crate decides.
+
+pub mod export;
+pub mod gate;
+pub mod run;
+pub mod rundir;
+pub mod selfplay;
+pub mod train;

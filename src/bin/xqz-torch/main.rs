@@ -1,0 +1,60 @@
+//! `xqz-torch`: the xqzero command line with libtorch as its network backend. `xqz`
+//! hands it the commands that load a network; it runs every command itself, and it is
+//! the binary an exported player links as its `xqz`.
+
+mod bench;
+mod export;
+mod pipeline;
+mod report;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use xqzero::LocalCommand;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "xqz",
+    bin_name = "xqz",
+    version,
+    about = "xqzero: train and measure Xiangqi engines the AlphaZero way"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// The main job: self-play, training, gating, export and rating until the budget is spent (resumable).
+    Run(pipeline::RunArgs),
+    /// Play self-play games into a run directory (training chunks and PGN records).
+    Selfplay(pipeline::SelfplayArgs),
+    /// Train the run's network on its self-play data (paced) or on PGN game records.
+    Train(pipeline::TrainArgs),
+    /// Gate the newest candidate network of a run against the accepted one.
+    Gate(pipeline::GateArgs),
+    /// Write a self-contained UCCI player directory from a training run.
+    Export(export::Args),
+    /// Write a self-contained HTML report of a training run (Elo, losses, self-play, games).
+    Report(report::Args),
+    /// Speed benchmarks.
+    Bench(bench::Args),
+    #[command(flatten)]
+    Local(LocalCommand),
+}
+
+fn main() -> ExitCode {
+    xq_train::register_backend();
+    let cli: Cli = xqzero::parse_or_exit();
+    xqzero::finish(match cli.command {
+        Command::Run(a) => xq_pipeline::run::run(a.into()),
+        Command::Selfplay(a) => xq_pipeline::selfplay::run(a.into()),
+        Command::Train(a) => xq_pipeline::train::run(a.into()),
+        Command::Gate(a) => xq_pipeline::gate::run(a.into()),
+        Command::Export(a) => export::run(a),
+        Command::Report(a) => report::run(a),
+        Command::Bench(a) => bench::run(a),
+        Command::Local(c) => c.run(),
+    })
+}

@@ -1,0 +1,56 @@
+//! `xqz`: the xqzero command line's front end. It links no libtorch: the commands
+//! that need no network run here, and the others (training, gating, export, reports,
+//! benchmarks, and any match or engine with a network) are handed to `xqz-torch`
+//! next to it, which replaces this process (see the `xqzero` library).
+
+use std::{ffi::OsString, process::ExitCode};
+
+use clap::{Parser, Subcommand};
+use xqzero::LocalCommand;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "xqz",
+    version,
+    about = "xqzero: train and measure Xiangqi engines the AlphaZero way"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+/// The arguments of a command that `xqz-torch` parses (`--help` included).
+#[derive(clap::Args, Debug)]
+#[command(disable_help_flag = true)]
+struct Forward {
+    #[arg(trailing_var_arg = true, allow_hyphen_values = true, hide = true)]
+    args: Vec<OsString>,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// The main job: self-play, training, gating, export and rating until the budget is spent (resumable).
+    Run(Forward),
+    /// Play self-play games into a run directory (training chunks and PGN records).
+    Selfplay(Forward),
+    /// Train the run's network on its self-play data (paced) or on PGN game records.
+    Train(Forward),
+    /// Gate the newest candidate network of a run against the accepted one.
+    Gate(Forward),
+    /// Write a self-contained UCCI player directory from a training run.
+    Export(Forward),
+    /// Write a self-contained HTML report of a training run (Elo, losses, self-play, games).
+    Report(Forward),
+    /// Speed benchmarks.
+    Bench(Forward),
+    #[command(flatten)]
+    Local(LocalCommand),
+}
+
+fn main() -> ExitCode {
+    let cli: Cli = xqzero::parse_or_exit();
+    match cli.command {
+        Command::Local(c) if !c.needs_backend() => xqzero::finish(c.run()),
+        _ => xqzero::finish(Err(xqzero::exec_backend(std::env::args_os().skip(1)))),
+    }
+}

@@ -1,0 +1,169 @@
+//! The `xqz` command line's shared half: the commands that run without a network
+//! backend, error formatting, and the hand-over to `xqz-torch`.
+//!
+//! Two binaries share this library (ARCHITECTURE.md, "Which processes load libtorch"):
+//!
+//! - `xqz`, the front end, links no libtorch. It runs [`LocalCommand`]s itself when
+//!   none of their players needs a network, and otherwise replaces itself with
+//!   `xqz-torch` (the same arguments, `exec`), as it does for the training commands.
+//! - `xqz-torch` registers libtorch as the network backend ([`xq_nn::backend`]) and runs
+//!   every command in-process; exported players link it as their `xqz`.
+//!
+//! So `xqz perft` or an alpha-beta UCCI engine start in milliseconds with a few MB,
+//! and only processes that load a network pay for libtorch.
+
+pub mod cmd;
+
+use std::{ffi::OsString, path::PathBuf};
+
+use anyhow::{Context, Result};
+use clap::Subcommand;
+use xq_eval::spec::PlayerSpec;
+
+/// The file name of the network-capable binary, next to `xqz`.
+pub const BACKEND_BINARY: &str = "xqz-torch";
+
+/// The commands both binaries run with the same code.
+#[derive(Subcommand, Debug)]
+pub enum LocalCommand {
+    /// Count leaf nodes of the legal move tree (move-generator check and benchmark).
+    Perft(cmd::perft::Args),
+    /// Play ICCS moves from a position and write them in Chinese, WXF or ICCS notation.
+    Notation(cmd::notation::Args),
+    /// Play ICCS moves and print the position and the game result as JSON.
+    Status(cmd::status::Args),
+    /// Play a match between two players (paired openings, Elo, optional SPRT).
+    Match(cmd::matches::Args),
+    /// Run a round robin, Swiss or knockout tournament from a TOML file.
+    Tournament(cmd::tournament::Args),
+    /// Rate players by maximum likelihood from PGN files or from games it plays.
+    Ladder(cmd::ladder::Args),
+    /// Run the UCCI engine (also UCI) on stdin/stdout.
+    Ucci(cmd::ucci::Args),
+}
+
+impl LocalCommand {
+    /// Whether this invocation loads a network in-process (a `net:` player, an exported
+    /// player's or a checkpoint's network in the UCCI engine), so that `xqz` must hand
+    /// it to `xqz-torch`. Unparsable inputs say `false`: the command then reports them
+    /// itself.
+    pub fn needs_backend(&self) -> bool {
+        let spec_needs = |text: &str| {
+            text.parse::<PlayerSpec>()
+                .is_ok_and(|s| s.needs_network_backend())
+        };
+        match self {
+            LocalCommand::Perft(_) | LocalCommand::Notation(_) | LocalCommand::Status(_) => false,
+            LocalCommand::Match(a) => a.player_texts().into_iter().any(spec_needs),
+            LocalCommand::Ladder(a) => a.player_texts().iter().any(|p| spec_needs(p)),
+            LocalCommand::Ucci(a) => a.loads_network(),
+            LocalCommand::Tournament(a) => a.player_texts().iter().any(|p| spec_needs(p)),
+        }
+    }
+
+    /// Runs the command in this process.
+    ///
+    /// # Errors
+    /// The command's error, for [`format_error`].
+    pub fn run(self) -> Result<()> {
+        match self {
+            LocalCommand::Perft(a) => cmd::perft::run(a),
+            LocalCommand::Notation(a) => cmd::notation::run(a),
+            LocalCommand::Status(a) => cmd::status::run(a),
+            LocalCommand::Match(a) => cmd::matches::run(a),
+            LocalCommand::Tournament(a) => cmd::tournament::run(a),
+            LocalCommand::Ladder(a) => cmd::ladder::run(a),
+            LocalCommand::Ucci(a) => cmd::ucci::run(a),
+        }
+    }
+}
+
+/// The `xqz-torch` binary next to the running one.
+///
+/// # Errors
+/// When it is missing, saying how to build it.
+pub fn backend_binary() -> Result<PathBuf> {
+    let me = std::env::current_exe().context("cannot find the running xqz binary")?;
+    let path = me.with_file_name(BACKEND_BINARY);
+    anyhow::ensure!(
+        path.is_file(),
+        "this command needs the network backend, but {} is missing \
+         (build both binaries: cargo build --release --bins, or scripts/setup)",
+        path.display()
+    );
+    Ok(path)
+}
+
+/// Replaces this process with `xqz-torch`, passing `args` (the arguments after the
+/// program name) unchanged, so stdin/stdout (a UCCI session) and the exit status are
+/// the backend's own. Returns only on failure.
+pub fn exec_backend(args: impl IntoIterator<Item = OsString>) -> anyhow::Error {
+    use std::os::unix::process::CommandExt;
+    match backend_binary() {
+        Ok(path) => {
+            let err = std::process::Command::new(&path).args(args).exec();
+            anyhow::Error::new(err).context(format!("cannot start {}", path.display()))
+        }
+        Err(e) => e,
+    }
+}
+
+/// Parses the command line; help and version go to stdout and exit 0, anything else
+/// becomes one line naming the problem and exit status 2, as for every bad input.
+pub fn parse_or_exit<C: clap::Parser>() -> C {
+    match C::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            use clap::error::ErrorKind;
+            if matches!(e.kind(), ErrorKind::DisplayHelp | ErrorKind::DisplayVersion) {
+                let _ = e.print();
+                std::process::exit(0);
+            }
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or("invalid arguments");
+            let first = first.strip_prefix("error: ").unwrap_or(first);
+            eprintln!("error: {first} (see xqz --help)");
+            std::process::exit(2);
+        }
+    }
+}
+
+/// Turns a command's result into the exit status, printing an error on one line.
+pub fn finish(result: Result<()>) -> std::process::ExitCode {
+    match result {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {}", format_error(&e));
+            std::process::ExitCode::FAILURE
+        }
+    }
+}
+
+/// The error and its causes on one line, skipping causes whose text the message
+/// before them already ends with. Multi-line messages (TOML's, which draw the source
+/// line with a caret) are folded: their source-drawing lines are dropped.
+pub fn format_error(e: &anyhow::Error) -> String {
+    let mut line = String::new();
+    for cause in e.chain().map(|c| one_line(&c.to_string())) {
+        if line.is_empty() {
+            line = cause;
+        } else if !line.ends_with(&cause) {
+            line = format!("{line}: {cause}");
+        }
+    }
+    line
+}
+
+fn one_line(text: &str) -> String {
+    text.lines()
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty()
+                && !l.starts_with('|')
+                && !l.split_once('|').is_some_and(|(n, _)| {
+                    !n.is_empty() && n.trim().chars().all(|c| c.is_ascii_digit())
+                })
+        })
+        .collect::<Vec<_>>()
+        .join(": ")
+}
