@@ -405,8 +405,52 @@ mod tests {
         b.map(|s| s.to_string()).collect()
     }
 
+    /// The position with the colours swapped (board turned round, other side to move).
+    fn flipped(p: &Position) -> Position {
+        let setup = p.to_setup();
+        let mut f = setup.clone();
+        for sq in Square::all() {
+            f.board[sq.flip().index()] = setup.board[sq.index()].map(|pc| Piece {
+                color: pc.color.other(),
+                role: pc.role,
+            });
+        }
+        f.turn = setup.turn.other();
+        Position::from_setup(f).unwrap()
+    }
+
+    /// The chased squares of `fen`, checked to be the same with the colours swapped.
     fn chased_squares(fen: &str) -> Vec<String> {
-        squares(chased(&pos(fen), Soldiers::Idle))
+        let p = pos(fen);
+        let got = chased(&p, Soldiers::Idle);
+        let mirrored: Bitboard = chased(&flipped(&p), Soldiers::Idle)
+            .map(Square::flip)
+            .collect();
+        assert_eq!(
+            got, mirrored,
+            "{fen}: the colours swapped give another answer"
+        );
+        squares(got)
+    }
+
+    /// Classifies `m` from `fen`, checked to be the same with the colours swapped.
+    fn kind(fen: &str, m: &str) -> MoveKind {
+        let classify_in = |before: &Position, m: Move| {
+            let mut after = before.clone();
+            after.play_unchecked(m);
+            classify(before, &after, Soldiers::Idle)
+        };
+        let (p, m): (Position, Move) = (pos(fen), m.parse().unwrap());
+        let k = classify_in(&p, m);
+        let flip_kind = match classify_in(&flipped(&p), m.flip()) {
+            MoveKind::Chase(t) => MoveKind::Chase(t.map(Square::flip).collect()),
+            other => other,
+        };
+        assert_eq!(
+            k, flip_kind,
+            "{fen} {m}: the colours swapped give another answer"
+        );
+        k
     }
 
     /// (FEN with the chaser to move, chased squares, reasoning).
@@ -468,6 +512,22 @@ mod tests {
             "兑 (28.5): chariots protected on both sides, the exchange wins nothing",
         ),
         (
+            "3k1r3/9/9/5c3/9/4N4/9/9/9/4K4 w - - 0 1",
+            &[],
+            "兑 by value (28.5, 25.3): horse for a cannon protected by the chariot f9 wins \
+             nothing",
+        ),
+        (
+            "3k1r3/9/9/5r3/9/4N4/9/9/9/4K4 w - - 0 1",
+            &["f6"],
+            "少根 (28.16): a chariot protected by a chariot is still won by a horse",
+        ),
+        (
+            "3k5/9/9/9/9/9/9/9/4A4/3p1K3 w - - 0 1",
+            &["d0"],
+            "an advisor chases an unprotected crossed soldier (25.3)",
+        ),
+        (
             "3k5/4a4/9/9/9/9/9/9/4C4/5K3 w - - 0 1",
             &[],
             "no screen: the cannon e1 attacks nothing",
@@ -502,6 +562,14 @@ mod tests {
     }
 
     #[test]
+    fn a_soldiers_chase_counts_only_when_soldiers_count() {
+        // 27.2: the crossed soldier d7 attacks the unprotected horse d8.
+        let p = pos("4k4/3n5/3P5/9/9/9/9/9/9/5K3 w - - 0 1");
+        assert!(chased(&p, Soldiers::Idle).is_empty());
+        assert_eq!(squares(chased(&p, Soldiers::Count)), ["d8"]);
+    }
+
+    #[test]
     fn the_exchange_counts_every_attacker_and_defender() {
         // The chariot d9 protects the cannon d6 against the chariots d2 and d1: chariot
         // takes cannon (+2), chariot retakes (-4), chariot retakes (+4), +2 in all.
@@ -513,6 +581,62 @@ mod tests {
         // A horse takes a chariot protected by a horse: +4 - 2 (少根, 28.16).
         let horse = pos("4k4/2n6/9/3r5/9/4N4/9/9/9/3K5 w - - 0 1");
         assert_eq!(exchange_gain(&horse, "e4d6".parse().unwrap()), 2);
+    }
+
+    #[test]
+    fn moves_are_classified_by_their_strongest_effect() {
+        // (FEN, move, kind, reasoning).
+        let sq = |s: &str| Bitboard::from_square(s.parse().unwrap());
+        let cases: &[(&str, &str, MoveKind, &str)] = &[
+            (
+                "4k4/R8/9/9/9/9/9/9/1N7/1R1K5 w - - 0 1",
+                "b1c3",
+                MoveKind::MateThreat,
+                "uncovers b0b9 mate in one (28.2)",
+            ),
+            (
+                "4k4/R8/9/9/9/9/9/9/1N7/1R1K5 w - - 0 1",
+                "a8a7",
+                MoveKind::Idle,
+                "a quiet chariot move threatens nothing",
+            ),
+            (
+                "4k4/9/9/9/9/9/9/RN7/1R7/3K5 w - - 0 1",
+                "b2d3",
+                MoveKind::MateThreat,
+                "uncovers a mate through consecutive checks, not in one (28.2 连续照将)",
+            ),
+            (
+                "4k4/9/9/9/4n4/7R1/9/4C4/9/3K5 b - - 0 1",
+                "e5g6",
+                MoveKind::Chase(sq("h4")),
+                "the screen of the cannon's check steps away and attacks the unprotected \
+                 chariot h4: a reply to a check is judged like any move (no exemption in \
+                 the seeds)",
+            ),
+            (
+                "5k3/9/9/9/n8/9/9/9/9/R2K5 w - - 0 1",
+                "a0a1",
+                MoveKind::Idle,
+                "the chariot already chased the unprotected horse a5 and still does: \
+                 从捉到捉 is idle (29.2, 细则6)",
+            ),
+            (
+                "5k3/9/9/9/n8/9/9/9/9/R2K5 w - - 0 1",
+                "a0b0",
+                MoveKind::Idle,
+                "the chariot gives the chase up: idle",
+            ),
+            (
+                "5k3/9/9/9/1n7/9/9/9/9/R2K5 w - - 0 1",
+                "a0b0",
+                MoveKind::Chase(sq("b5")),
+                "the chariot takes up a chase of the unprotected horse b5 (从无捉到捉, 细则2)",
+            ),
+        ];
+        for (fen, m, want, why) in cases {
+            assert_eq!(kind(fen, m), *want, "{fen} {m}: {why}");
+        }
     }
 
     #[test]
