@@ -532,7 +532,7 @@ impl Game {
 
 /// Equal pieces on equal points and the same side to move (the hash already matched;
 /// this rules out collisions).
-fn same_placement(a: &Position, b: &Position) -> bool {
+pub(crate) fn same_placement(a: &Position, b: &Position) -> bool {
     a.turn() == b.turn()
         && Color::ALL.iter().all(|&c| a.by_color(c) == b.by_color(c))
         && crate::Role::ALL

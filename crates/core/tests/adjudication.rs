@@ -1,7 +1,7 @@
 //! Hand-built cases for every adjudication rule, from the CXA texts (第3-4条, 23.3,
 //! 第24-29条). Each position is described in a comment; the moves are ICCS.
 
-use xq_core::{Color, Ending, Game, GameConfig, Outcome, Position, Reason};
+use xq_core::{Color, Ending, Game, GameConfig, Move, Outcome, Piece, Position, Reason, Square};
 
 /// Plays `moves` (space separated) from `fen` under `config`.
 fn game_with(config: GameConfig, fen: &str, moves: &str) -> Game {
@@ -62,57 +62,259 @@ fn stalemate_loses_for_the_side_that_cannot_move() {
 
 // --- Repetition (第24-29条) --------------------------------------------------------------
 
-/// Black general e9, red chariot a8, red general d0: the chariot checks on the ninth
-/// and eighth ranks in turn and the general steps between e9 and e8.
-const CHECKING_CHARIOT: &str = "4k4/R8/9/9/9/9/9/9/9/3K5 w - - 0 1";
-const PERPETUAL_CHECK: &str = "a8a9 e9e8 a9a8 e8e9";
+/// The same position with the colours swapped: the board turned round, red pieces
+/// black and black red, the other side to move.
+fn flip_fen(fen: &str) -> String {
+    let setup = Position::from_fen(fen).expect("valid FEN").to_setup();
+    let mut flipped = setup.clone();
+    for sq in Square::all() {
+        flipped.board[sq.flip().index()] = setup.board[sq.index()].map(|p| Piece {
+            color: p.color.other(),
+            role: p.role,
+        });
+    }
+    flipped.turn = setup.turn.other();
+    Position::from_setup(flipped)
+        .expect("a flipped legal position is legal")
+        .fen()
+}
+
+fn flip_moves(moves: &str) -> String {
+    moves
+        .split_whitespace()
+        .map(|m| m.parse::<Move>().expect("ICCS").flip().to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// A repetition case: `rounds` times the cycle `moves` from `fen`, the expected first
+/// ending (ply, the *loser* or `None` for a draw, reason) and why, with the articles.
+struct Cycle {
+    fen: &'static str,
+    moves: &'static str,
+    rounds: usize,
+    ending: Option<(usize, Option<Color>, Reason)>,
+    why: &'static str,
+}
+
+/// Every repetition rule, on hand-built positions. Each case is also checked with the
+/// colours swapped and with the cycle entered one ply later (the other side moving
+/// first into it): the verdict must not change.
+const CYCLES: &[Cycle] = &[
+    Cycle {
+        fen: CHECKING_CHARIOT,
+        moves: PERPETUAL_CHECK,
+        rounds: 2,
+        ending: Some((8, Some(Color::Red), Reason::PerpetualCheck)),
+        why: "the chariot a8 checks with every move: 长将 loses at once on the third \
+              occurrence (24.1, 26.1)",
+    },
+    Cycle {
+        fen: CHECKING_CHARIOT,
+        moves: PERPETUAL_CHECK,
+        rounds: 1,
+        ending: None,
+        why: "the second occurrence is not judged (循环反复三次, 24)",
+    },
+    Cycle {
+        fen: CHECKING_CHARIOT,
+        moves: "a8a9 e9e8 d0d1 e8f8 a9a8 f8f9 d1d0 f9e9",
+        rounds: 2,
+        ending: Some((16, None, Reason::RepetitionDraw)),
+        why: "数将一闲 is allowed (25.2): a check, a general step, a check, a general step",
+    },
+    Cycle {
+        fen: MUTUAL_CHECK.0,
+        moves: MUTUAL_CHECK.1,
+        rounds: 2,
+        ending: Some((8, None, Reason::RepetitionDraw)),
+        why: "both sides check with every move: 长将 against 长将 is a draw (26.1: only a \
+              one-sided 长将 loses)",
+    },
+    Cycle {
+        fen: HORSE_CHASES_CHARIOT,
+        moves: HORSE_CHASE,
+        rounds: 2,
+        ending: None,
+        why: "长捉 against idle moves: on the third occurrence the chaser must change (24.3)",
+    },
+    Cycle {
+        fen: HORSE_CHASES_CHARIOT,
+        moves: HORSE_CHASE,
+        rounds: 3,
+        ending: Some((12, Some(Color::Red), Reason::PerpetualChase)),
+        why: "...and loses when the cycle comes round once more (24.3, 26.4); the chariot's \
+              flight is idle: the horse on d6 it sees is protected by the soldier c6",
+    },
+    Cycle {
+        fen: HORSE_AND_CANNON,
+        moves: HORSE_CHASE,
+        rounds: 3,
+        ending: Some((12, Some(Color::Red), Reason::PerpetualChase)),
+        why: "horse on an unprotected cannon: equal value, but unprotected (29.3)",
+    },
+    Cycle {
+        fen: HORSE_AND_PROTECTED_CANNON,
+        moves: HORSE_CHASE,
+        rounds: 2,
+        ending: Some((8, None, Reason::RepetitionDraw)),
+        why: "the chariot f9 protects the cannon: horse for cannon wins nothing (28.16, 25.3); \
+              both sides idle (26.2)",
+    },
+    Cycle {
+        fen: "3k1r2R/9/5c3/9/9/4N4/9/9/9/4K4 w - - 0 1",
+        moves: HORSE_CHASE,
+        rounds: 3,
+        ending: Some((12, Some(Color::Red), Reason::PerpetualChase)),
+        why: "the protector f9 is pinned against the general d9 by the chariot i9: 假根 \
+              (28.16), the cannon counts as unprotected",
+    },
+    Cycle {
+        fen: "9/4k4/9/9/R3n4/9/9/9/9/3K5 w - - 0 1",
+        moves: "a5a8 e8e9 a8a5 e9e8",
+        rounds: 3,
+        ending: Some((12, Some(Color::Red), Reason::PerpetualChase)),
+        why: "一将一捉 (25.2): a check, then a new attack on the unprotected horse e5; the \
+              general's steps are idle",
+    },
+    Cycle {
+        fen: "4k4/R8/9/9/1n7/9/9/1R7/9/5K3 w - - 0 1",
+        moves: "b2c2 b5c3 c2b2 c3b5",
+        rounds: 3,
+        ending: Some((12, Some(Color::Red), Reason::PerpetualMateThreat)),
+        why: "长杀 (25.2, 28.11): each chariot move threatens mate on the b- or c-file; the \
+              horse's parries are idle",
+    },
+    Cycle {
+        fen: "3k5/9/4c4/3P5/9/9/9/9/9/5K3 w - - 0 1",
+        moves: "d6e6 e7d7 e6d6 d7e7",
+        rounds: 2,
+        ending: Some((8, None, Reason::RepetitionDraw)),
+        why: "a soldier chasing a cannon by itself is idle (27.2); the cannon's flight too",
+    },
+    Cycle {
+        fen: "5k3/9/9/9/9/9/9/3c5/4K4/9 w - - 0 1",
+        moves: "e1d1 d2e2 d1e1 e2d2",
+        rounds: 2,
+        ending: Some((8, None, Reason::RepetitionDraw)),
+        why: "the general chasing a cannon by itself is idle (27.1)",
+    },
+    Cycle {
+        fen: xq_core::START_FEN,
+        moves: "h0g2 h9g7 g2h0 g7h9",
+        rounds: 2,
+        ending: Some((8, None, Reason::RepetitionDraw)),
+        why: "idle moves on both sides: 不变作和 (26.2)",
+    },
+    Cycle {
+        fen: "4k4/9/7c1/9/6b2/9/9/7R1/9/3K5 w - - 0 1",
+        moves: "h2g2 e9e8 g2h2 e8e9",
+        rounds: 3,
+        ending: Some((12, Some(Color::Red), Reason::PerpetualChase)),
+        why: "长捉 of several pieces (28.12 追捉一子或数子): the chariot chases the unprotected \
+              elephant g5 from g2 and the unprotected cannon h7 from h2, a new chase with \
+              every move (29.2), against idle general steps",
+    },
+    Cycle {
+        fen: "4k4/9/7c1/3n5/6b2/9/3p5/1N5R1/9/3K5 w - - 0 1",
+        moves: "h2g2 e9e8 b2c4 e8e9 g2h2 e9e8 c4b2 e8e9",
+        rounds: 2,
+        ending: None,
+        why: "two chasers in turn: the third occurrence orders the change (24.3)",
+    },
+    Cycle {
+        fen: "4k4/9/7c1/3n5/6b2/9/3p5/1N5R1/9/3K5 w - - 0 1",
+        moves: "h2g2 e9e8 b2c4 e8e9 g2h2 e9e8 c4b2 e8e9",
+        rounds: 3,
+        ending: Some((24, Some(Color::Red), Reason::PerpetualChase)),
+        why: "two chasers in turn (28.12): the chariot chases g5 and h7, the horse the \
+              unprotected horse d6 from c4 and the crossed soldier d3 (a 子力, 25.3) from \
+              b2; every red move is a new chase",
+    },
+    Cycle {
+        fen: "3k5/9/4c4/3P5/3PP4/9/9/3NN4/9/5K3 w - - 0 1",
+        moves: "d6e6 e7d7 e6d6 d7e7",
+        rounds: 2,
+        ending: Some((8, None, Reason::RepetitionDraw)),
+        why: "相互长打 (27.2, 细则11): the cannon attacks an unprotected horse with every \
+              move (over the soldier d5 or e5), the soldier attacks the cannon with every \
+              move; in mutual perpetual attacks the soldier's attacks count as 捉, both \
+              sides are forbidden: a draw (26.3). Without 27.2's second sentence the cannon \
+              would lose",
+    },
+];
+
+/// Plays a [`Cycle`] and checks its first ending.
+fn check_cycle(fen: &str, moves: &str, c: &Cycle, variant: &str) {
+    let g = game(fen, &cycle(moves, c.rounds));
+    let want = c.ending.map(|(ply, loser, reason)| Ending {
+        ply,
+        outcome: Outcome {
+            winner: loser.map(Color::other),
+            reason,
+        },
+    });
+    assert_eq!(g.first_ending(), want, "{variant} {fen} {moves}: {}", c.why);
+}
 
 #[test]
-fn one_sided_perpetual_check_loses_on_the_third_occurrence() {
-    // The start position recurs at plies 4 and 8; at 8 it has occurred three times.
-    let g = game(CHECKING_CHARIOT, &cycle(PERPETUAL_CHECK, 2));
-    assert_eq!(
-        g.first_ending(),
-        ended(8, Some(Color::Black), Reason::PerpetualCheck)
-    );
-    // Only twice: not yet judged under the CXA count...
-    let g = game(CHECKING_CHARIOT, PERPETUAL_CHECK);
-    assert_eq!(g.first_ending(), None);
-    assert_eq!(g.repetitions(), 1);
-    // ...but search can judge the first repetition.
+fn repetition_verdicts_for_both_colours_and_either_side_first() {
+    for c in CYCLES {
+        for flipped in [false, true] {
+            let (fen, moves) = if flipped {
+                (flip_fen(c.fen), flip_moves(c.moves))
+            } else {
+                (c.fen.to_owned(), c.moves.to_owned())
+            };
+            let flip = |o: Option<(usize, Option<Color>, Reason)>| {
+                o.map(|(p, l, r)| (p, if flipped { l.map(Color::other) } else { l }, r))
+            };
+            let case = Cycle {
+                ending: flip(c.ending),
+                ..*c
+            };
+            check_cycle(
+                &fen,
+                &moves,
+                &case,
+                if flipped { "flipped" } else { "as given" },
+            );
+            // Enter the cycle one ply later: start after its first move and play it
+            // rotated, so that the other side makes the first move of the cycle.
+            let mut start = game(&fen, "");
+            let mut ms = moves.split_whitespace();
+            let first = ms.next().expect("a cycle has moves");
+            start.play_iccs(first).expect("legal");
+            let rotated: Vec<&str> = ms.chain([first]).collect();
+            check_cycle(
+                &start.position().fen(),
+                &rotated.join(" "),
+                &case,
+                "other side first",
+            );
+        }
+    }
+}
+
+#[test]
+fn search_config_judges_at_the_second_occurrence() {
     let g = game_with(GameConfig::SEARCH, CHECKING_CHARIOT, PERPETUAL_CHECK);
     assert_eq!(
         g.first_ending(),
         ended(4, Some(Color::Black), Reason::PerpetualCheck)
     );
+    assert_eq!(game(CHECKING_CHARIOT, PERPETUAL_CHECK).repetitions(), 1);
+    let g = game_with(GameConfig::SEARCH, HORSE_CHASES_CHARIOT, HORSE_CHASE);
+    assert_eq!(
+        g.first_ending(),
+        ended(4, Some(Color::Black), Reason::PerpetualChase)
+    );
 }
 
-#[test]
-fn checks_mixed_with_idle_moves_are_allowed() {
-    // 数将一闲 is allowed (25.2): red alternates a check with a general step.
-    // a8a9+ e9e8, d0d1 e8f8, a9a8+ f8f9, d1d0 f9e9: back to the start after 8 plies.
-    let moves = "a8a9 e9e8 d0d1 e8f8 a9a8 f8f9 d1d0 f9e9";
-    let g = game(CHECKING_CHARIOT, &cycle(moves, 2));
-    let red_checks: Vec<bool> = (1..=8)
-        .step_by(2)
-        .map(|ply| g.position_at(ply).unwrap().is_check())
-        .collect();
-    assert_eq!(red_checks, [true, false, true, false]);
-    assert_eq!(g.first_ending(), ended(16, None, Reason::RepetitionDraw));
-}
-
-#[test]
-fn mutual_perpetual_check_draws() {
-    let (fen, moves) = MUTUAL_CHECK;
-    let g = game(fen, &cycle(moves, 2));
-    for ply in 1..=8 {
-        assert!(
-            g.position_at(ply).unwrap().is_check(),
-            "ply {ply} gives check"
-        );
-    }
-    assert_eq!(g.first_ending(), ended(8, None, Reason::RepetitionDraw));
-}
+/// Black general e9, red chariot a8, red general d0: the chariot checks on the ninth
+/// and eighth ranks in turn and the general steps between e9 and e8.
+const CHECKING_CHARIOT: &str = "4k4/R8/9/9/9/9/9/9/9/3K5 w - - 0 1";
+const PERPETUAL_CHECK: &str = "a8a9 e9e8 a9a8 e8e9";
 
 /// Red cannon d0 aims up the d-file at the black general d9; the black cannon b1 aims
 /// along the first rank at the red general f1. The red horse shuttles d1-c3 (d1 is on
@@ -126,127 +328,14 @@ const MUTUAL_CHECK: (&str, &str) = (
 
 /// Red horse e4, black chariot f7, red crossed soldier c6, generals d9 and e0. The
 /// horse goes e4-d6 (attacking the chariot on f7), the chariot flees to f6, the horse
-/// returns to e4 (attacking f6), the chariot returns to f7. The chariot on f6 sees the
-/// horse on d6, but the soldier on c6 protects it, so black's moves are idle.
+/// returns to e4 (attacking f6), the chariot returns to f7.
 const HORSE_CHASES_CHARIOT: &str = "3k5/9/5r3/2P6/9/4N4/9/9/9/4K4 w - - 0 1";
 const HORSE_CHASE: &str = "e4d6 f7f6 d6e4 f6f7";
 
-#[test]
-fn horse_perpetually_chasing_a_chariot_loses() {
-    // Third occurrence (ply 8): the chaser must change (24.3), nothing ends yet.
-    let g = game(HORSE_CHASES_CHARIOT, &cycle(HORSE_CHASE, 2));
-    assert_eq!(g.first_ending(), None);
-    // Fourth occurrence (ply 12): red loses.
-    let g = game(HORSE_CHASES_CHARIOT, &cycle(HORSE_CHASE, 3));
-    assert_eq!(
-        g.first_ending(),
-        ended(12, Some(Color::Black), Reason::PerpetualChase)
-    );
-    // Search judges it at the first repetition.
-    let g = game_with(GameConfig::SEARCH, HORSE_CHASES_CHARIOT, HORSE_CHASE);
-    assert_eq!(
-        g.first_ending(),
-        ended(4, Some(Color::Black), Reason::PerpetualChase)
-    );
-}
-
-/// The same dance with a black cannon instead of the chariot: a horse and a cannon are
-/// worth the same (25.3), so the chase needs the cannon to be unprotected.
+/// The same dance with a black cannon instead of the chariot.
 const HORSE_AND_CANNON: &str = "3k5/9/5c3/9/9/4N4/9/9/9/4K4 w - - 0 1";
 /// ... and with a black chariot on f9 that protects the cannon on f7 and f6.
 const HORSE_AND_PROTECTED_CANNON: &str = "3k1r3/9/5c3/9/9/4N4/9/9/9/4K4 w - - 0 1";
-
-#[test]
-fn chasing_an_unprotected_cannon_loses() {
-    let g = game(HORSE_AND_CANNON, &cycle(HORSE_CHASE, 3));
-    assert_eq!(
-        g.first_ending(),
-        ended(12, Some(Color::Black), Reason::PerpetualChase)
-    );
-}
-
-#[test]
-fn chasing_a_protected_piece_is_allowed() {
-    let g = game(HORSE_AND_PROTECTED_CANNON, &cycle(HORSE_CHASE, 2));
-    assert_eq!(g.first_ending(), ended(8, None, Reason::RepetitionDraw));
-}
-
-#[test]
-fn a_pinned_protector_does_not_protect() {
-    // As above, but the red chariot i9 pins the black chariot f9 against the general d9
-    // along the ninth rank: its recapture on f7 or f6 would be illegal (假根, 28.16), so
-    // the cannon counts as unprotected and red loses.
-    let g = game(
-        "3k1r2R/9/5c3/9/9/4N4/9/9/9/4K4 w - - 0 1",
-        &cycle(HORSE_CHASE, 3),
-    );
-    assert_eq!(
-        g.first_ending(),
-        ended(12, Some(Color::Black), Reason::PerpetualChase)
-    );
-}
-
-#[test]
-fn check_and_chase_in_turn_loses() {
-    // 一将一捉 (25.2): the red chariot a5 attacks the unprotected black horse e5; it goes
-    // to a8 with check, the general steps to e9, the chariot returns to a5 (a new attack
-    // on e5), the general returns to e8. Black's moves are a reply to check and a general
-    // step: allowed. Red loses on the fourth occurrence.
-    let fen = "9/4k4/9/9/R3n4/9/9/9/9/3K5 w - - 0 1";
-    let moves = "a5a8 e8e9 a8a5 e9e8";
-    assert_eq!(game(fen, &cycle(moves, 2)).first_ending(), None);
-    assert_eq!(
-        game(fen, &cycle(moves, 3)).first_ending(),
-        ended(12, Some(Color::Black), Reason::PerpetualChase)
-    );
-}
-
-#[test]
-fn perpetual_mate_threats_lose() {
-    // 长杀 (25.2, 28.11): the red chariot a8 holds the eighth rank; the chariot b2 goes to
-    // c2 threatening c2c9 mate, the black horse b5 blocks the c-file from c3, the chariot
-    // returns to b2 threatening b2b9 mate, the horse blocks the b-file again from b5.
-    // Every red move makes a new mate-in-one threat; black's parries are idle.
-    let fen = "4k4/R8/9/9/1n7/9/9/1R7/9/5K3 w - - 0 1";
-    let moves = "b2c2 b5c3 c2b2 c3b5";
-    assert_eq!(game(fen, &cycle(moves, 2)).first_ending(), None);
-    assert_eq!(
-        game(fen, &cycle(moves, 3)).first_ending(),
-        ended(12, Some(Color::Black), Reason::PerpetualMateThreat)
-    );
-}
-
-#[test]
-fn soldier_chasing_is_idle() {
-    // Red crossed soldier d6, black cannon e7, generals d9 and f0. The soldier steps
-    // d6-e6 (attacking e7), the cannon flees to d7, the soldier steps back to d6
-    // (attacking d7), the cannon returns to e7. 27.2: a soldier's chase is idle.
-    let g = game(
-        "3k5/9/4c4/3P5/9/9/9/9/9/5K3 w - - 0 1",
-        &cycle("d6e6 e7d7 e6d6 d7e7", 2),
-    );
-    assert_eq!(g.first_ending(), ended(8, None, Reason::RepetitionDraw));
-}
-
-#[test]
-fn general_chasing_is_idle() {
-    // Red general e1, black cannon d2, black general f9. The general steps e1-d1
-    // (attacking d2), the cannon flees to e2, the general returns to e1 (attacking e2),
-    // the cannon returns to d2. 27.1: the general chasing by itself is idle.
-    let g = game(
-        "5k3/9/9/9/9/9/9/3c5/4K4/9 w - - 0 1",
-        &cycle("e1d1 d2e2 d1e1 e2d2", 2),
-    );
-    assert_eq!(g.first_ending(), ended(8, None, Reason::RepetitionDraw));
-}
-
-#[test]
-fn idle_repetition_draws() {
-    let moves = "h0g2 h9g7 g2h0 g7h9";
-    let g = game(xq_core::START_FEN, &cycle(moves, 2));
-    assert_eq!(g.first_ending(), ended(8, None, Reason::RepetitionDraw));
-    assert_eq!(game(xq_core::START_FEN, moves).first_ending(), None);
-}
 
 // --- The natural move limit (4.2.4, 23.3) -----------------------------------------------
 

@@ -83,9 +83,11 @@ pub struct SearchParams {
     /// The Gumbel root search's knobs (used when `algorithm` is `gumbel`).
     pub gumbel: GumbelParams,
     /// The occurrence at which a repeated position in the tree is judged by the rules
-    /// (perpetual check/chase lose, other repetitions draw). 2 judges the first
-    /// recurrence, as lc0 scores two-fold repetitions in the tree; the game itself
-    /// is judged at the third (CXA). At least 2.
+    /// core's 棋例 verdict (perpetual check, 长捉, 长杀 lose; other repetitions draw).
+    /// Every verdict is judged at this occurrence, a forbidden side's included (the
+    /// referee waits one more round for it, 24.3). 2 judges the first recurrence, as lc0
+    /// scores two-fold repetitions in the tree; the game itself is judged at the third
+    /// (CXA). At least 2.
     pub repetition_count: u32,
 }
 

@@ -2,19 +2,31 @@
 //! core's [`Game::adjudicate`] (mate, stalemate, the CXA repetition verdicts, the
 //! move limit, insufficient material), never by the network.
 //!
-//! The search keeps its own [`Game`], configured to judge a repetition at its first
-//! recurrence (`repetition_count = 2`, as lc0 scores two-fold repetitions in the tree):
-//! once a cycle has been walked, walking it again teaches the search nothing, and the
-//! verdict of the cycle (perpetual check or chase loses, otherwise a draw) is the same.
+//! The search keeps its own [`Game`], configured to judge every repetition at its
+//! [`SearchParams::repetition_count`](crate::SearchParams::repetition_count)-th
+//! occurrence (2 by default, as lc0 scores two-fold repetitions in the tree): once a
+//! cycle has been walked, walking it again teaches the search nothing, and the verdict
+//! of the cycle is the referee's own (`xq_core::game::cycle`). The referee's extra round
+//! for a forbidden side (24.3, the fourth occurrence) is not waited for in the tree:
+//! the forbidden side must change there anyway, so its verdict is scored at once,
+//! like a draw or a perpetual check.
 
 use xq_core::{Game, GameConfig, Position, game::has_mating_material};
 
+/// The rules settings of the search: `base` (move limit, counted checks) with every
+/// repetition verdict, forbidden sides included, judged at the `repetition_count`-th
+/// occurrence.
+fn search_config(base: GameConfig, repetition_count: u32) -> GameConfig {
+    GameConfig {
+        repetition_count,
+        forbidden_repetition_count: repetition_count,
+        ..base
+    }
+}
+
 /// A fresh line for the search that replays `game` under the search's rules settings.
 pub(crate) fn search_line(game: &Game, repetition_count: u32) -> Game {
-    let config = GameConfig {
-        repetition_count,
-        ..*game.config()
-    };
+    let config = search_config(*game.config(), repetition_count);
     let mut line = Game::with_config(game.start().clone(), config);
     for m in game.moves() {
         line.play_unchecked(m);
@@ -24,11 +36,7 @@ pub(crate) fn search_line(game: &Game, repetition_count: u32) -> Game {
 
 /// A line that starts at `pos` with no history.
 pub(crate) fn line_from(pos: Position, repetition_count: u32) -> Game {
-    let config = GameConfig {
-        repetition_count,
-        ..GameConfig::default()
-    };
-    Game::with_config(pos, config)
+    Game::with_config(pos, search_config(GameConfig::default(), repetition_count))
 }
 
 /// The rules' verdict at the end of `line`, as an exact value for the side to move
@@ -111,6 +119,43 @@ mod tests {
             line.play_unchecked(m);
         }
         checked
+    }
+
+    /// Red horse e4, black chariot f7 protected by nothing, red soldier c6 protecting d6:
+    /// the horse chases the chariot e4-d6-e4 while the chariot runs f7-f6-f7 (idle).
+    const HORSE_CHASE: &str = "3k5/9/5r3/2P6/9/4N4/9/9/9/4K4 w - - 0 1";
+
+    fn played(fen: &str, moves: &str) -> Game {
+        let mut g = Game::from_fen(fen).unwrap();
+        for m in moves.split_whitespace() {
+            g.play_iccs(m).unwrap();
+        }
+        g
+    }
+
+    #[test]
+    fn a_perpetual_chase_loses_at_the_search_occurrence() {
+        // One round of the chase: the start position occurs for the second time. The
+        // referee (CXA) does not judge yet; the search judges it at once, with the
+        // referee's verdict: red, the chaser, loses.
+        let game = played(HORSE_CHASE, "e4d6 f7f6 d6e4 f6f7");
+        assert_eq!(game.adjudicate(), None);
+        let line = search_line(&game, 2);
+        let o = line.adjudicate().expect("judged at the second occurrence");
+        assert_eq!(
+            (o.winner, o.reason),
+            (Some(xq_core::Color::Black), Reason::PerpetualChase)
+        );
+        assert_eq!(verdict(&line), Some(-1.0));
+        assert_eq!(verdict_with_moves(&line), Some(-1.0));
+        // At a higher count the search waits as long for chases as for draws.
+        let line = search_line(&game, 3);
+        assert_eq!(verdict(&line), None);
+        let line = search_line(
+            &played(HORSE_CHASE, &["e4d6 f7f6 d6e4 f6f7"; 2].join(" ")),
+            3,
+        );
+        assert_eq!(verdict(&line), Some(-1.0));
     }
 
     #[test]

@@ -932,6 +932,24 @@ mod tests {
         }
     }
 
+    #[test]
+    fn the_search_scores_a_perpetual_chase_as_the_referee_does() {
+        // Red horse e4 chases the unprotected black chariot f7 (e4-d6-e4) while the
+        // chariot runs f7-f6-f7; one round has been played. Completing a second round
+        // with e4d6 is 长捉 against idle moves: the rules core's verdict, at the search's
+        // occurrence, is a loss for red, so the search knows it exactly and avoids it.
+        let mut game = Game::from_fen("3k5/9/5r3/2P6/9/4N4/9/9/9/4K4 w - - 0 1").unwrap();
+        for m in ["e4d6", "f7f6", "d6e4", "f6f7"] {
+            game.play_iccs(m).unwrap();
+        }
+        let mut s = Search::new(SearchParams::for_play(), &game, 3).unwrap();
+        let r = s.run(&mut xq_nn::UniformEvaluator, 400).unwrap();
+        let chase: Move = "e4d6".parse().unwrap();
+        let i = r.moves.iter().position(|&m| m == chase).unwrap();
+        assert_eq!(r.exact[i], Some(-1.0));
+        assert_ne!(r.best_move, Some(chase));
+    }
+
     /// Plays whole games with tree reuse, the playout cap, both root algorithms and
     /// batching, checking the arena after every search.
     #[test]

@@ -1,33 +1,43 @@
 //! Judging a repetition cycle under the 棋例 (第24-29条).
 //!
-//! Every move of the cycle is classified, strongest kind first (27.4):
+//! Every move of the cycle is classified, strongest kind first (27.4: 从重称呼和裁处):
 //!
 //! - **check** (将, 28.1): the move leaves the opponent in check;
-//! - **mate threat** (杀, 28.2), decided only in its simplest sound form: the move does
-//!   not check, was not a reply to a check, and if the mover could move again at once
-//!   it would have a move that checkmates, which it did not have before the move (a
-//!   threat left standing is not made again by every later move). Threats of mate by a
-//!   longer series of checks are not recognised and count as idle;
-//! - **chase** (捉, 28.3 and 第29条): the move does not check, was not a reply to a
-//!   check, and creates an attack on an enemy 子力 that did not exist before the move
-//!   (29.2). See [`chased`] for when an attack counts;
-//! - **idle** (闲): anything else. A reply to a check is always idle: it is forced.
+//! - **mate threat** (杀, 28.2): if the mover could move again at once it would mate,
+//!   at once or through consecutive checks (at most [`MATE_CHECKS`] checks), and it
+//!   could not before the move (a threat left standing is not made again by every later
+//!   move);
+//! - **chase** (捉, 28.3 and 第29条): the move creates a chase of an enemy 子力 that
+//!   did not exist before the move (29.2, 细则2, 细则6). See [`chased`] for when a
+//!   piece is chased;
+//! - **idle** (闲, 28.9): anything else, including 兑, 献, 拦 and 跟 that chase nothing.
+//!
+//! A move made in answer to a check is classified like any other: the seeds make no
+//! exception for it. For 29.2 the attacks that "existed before" such a move include
+//! the captures that the check itself made illegal.
 //!
 //! A side's moves over the cycle are then *perpetual check* if every one is a check,
-//! *forbidden* (禁止着法, 25.2: 长捉, 长杀, 一将一捉, 一将一杀 …) if every one is a
-//! check, a mate threat or a chase and at least one is not a check, with the extra
-//! condition that **one and the same enemy piece** is newly chased by every chasing
-//! move (pieces are followed as they move, as in Pikafish), and *allowed* otherwise.
-//! The verdict (第24, 26条): perpetual check by one side only loses; by both sides it
-//! is a draw; otherwise a forbidden side against an allowed side loses, and two
-//! forbidden or two allowed sides draw (不变作和).
+//! *forbidden* (禁止着法, 25.2: 长杀, 长捉, 一将一杀, 一将一捉, 一杀一捉) if every one
+//! is a check, a mate threat or a chase and at least one is not a check, and *allowed*
+//! otherwise (数将一闲, 数捉一闲 …). A chase of one piece or of several pieces in turn,
+//! by one chaser or several, is 长捉 alike (28.12: "连续追捉一子或数子"). The verdict
+//! (第24, 26条): perpetual check by one side only loses; by both sides it is a draw;
+//! otherwise a forbidden side against an allowed side loses, and two forbidden or two
+//! allowed sides draw (不变作和). A soldier's own attacks are idle, except in mutual
+//! perpetual attacks (相互长打, 27.2, 细则11), where they count as chases.
 
-use crate::{
-    Bitboard, Color, Move, Piece, Position, Role, Square, advisor_attacks, cannon_attacks,
-    chariot_attacks, elephant_attacks, general_steps, horse_attacks, soldier_attacks,
-};
+use crate::{Bitboard, Color, Move, Piece, Position, Role, Square};
 
-use super::{Outcome, Reason};
+use super::{Outcome, Reason, same_placement};
+
+/// The most consecutive checks a mate threat may take (28.2 "连续照将"): a threat of
+/// mate in one counts, and so does a forced mate by up to this many checks in a row.
+/// Longer mating series are not searched and the move counts as idle (docs/RULES.md).
+pub const MATE_CHECKS: u32 = 3;
+
+/// The most consecutive checks before the capture in a chase through checks (29.1
+/// "能够通过连续照将吃子"). Longer series are not searched.
+pub const CHASE_CHECKS: u32 = 2;
 
 /// What one move of a cycle is, for the 棋例.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,98 +49,149 @@ pub enum MoveKind {
     Idle,
 }
 
+/// Whether a soldier's own attacks count as chases: idle by themselves (27.2 first
+/// sentence), chases in mutual perpetual attacks (27.2 second sentence, 细则11).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Soldiers {
+    Idle,
+    Count,
+}
+
 /// Classifies the move that leads from `before` to `after`.
-pub fn classify(before: &Position, after: &Position) -> MoveKind {
-    if after.is_check() {
-        return MoveKind::Check;
-    }
-    if before.is_check() {
-        return MoveKind::Idle;
-    }
-    let Some(again) = null_move(after) else {
-        return MoveKind::Idle;
-    };
-    if threatens_mate(&again) && !threatens_mate(before) {
-        return MoveKind::MateThreat;
-    }
-    let new = chased(&again) & !chased(before);
-    if new.any() {
-        MoveKind::Chase(new)
-    } else {
-        MoveKind::Idle
-    }
+pub fn classify(before: &Position, after: &Position, soldiers: Soldiers) -> MoveKind {
+    Memo::default().classify(before, after, soldiers)
 }
 
 /// The verdict on a cycle: `positions[0]` and the last position are the same, and
 /// `moves[i]` leads from `positions[i]` to `positions[i + 1]`; no move captures.
+///
+/// Each side's moves are judged on their own, so the verdict does not depend on which
+/// side moved first into the cycle.
 pub(crate) fn judge(positions: &[&Position], moves: &[Move]) -> Outcome {
     debug_assert_eq!(positions.len(), moves.len() + 1);
-    // Each piece gets an id per colour (at most 16), which follows it as it moves, so a
-    // chased piece that runs away is still recognised as the same piece.
-    const NONE: u8 = u8::MAX;
-    let mut ids = [NONE; 90];
-    let mut next = [0u8; 2];
-    for (sq, p) in positions[0].pieces_iter() {
-        ids[sq.index()] = next[p.color.index()];
-        next[p.color.index()] += 1;
+    debug_assert!(
+        moves.iter().zip(positions).all(|(&m, p)| !p.is_capture(m)),
+        "a repetition cycle contains no capture"
+    );
+    let mut memo = Memo::default();
+    let mut sides = Color::ALL.map(|c| memo.side(c, positions, Soldiers::Idle));
+    // 27.2: a side that is allowed only because its soldiers' attacks are idle is
+    // forbidden too when both sides attack with every move (相互长打).
+    for c in Color::ALL {
+        let (us, them) = (c.index(), c.other().index());
+        if sides[us] == Side::Allowed && sides[them] != Side::Allowed {
+            sides[us] = memo.side(c, positions, Soldiers::Count);
+        }
     }
-    let mut all_check = [true; 2];
-    let mut forbidden = [true; 2];
-    let mut any_chase = [false; 2];
-    // Enemy piece ids newly chased by every chasing move so far.
-    let mut chased_ids = [u16::MAX; 2];
-    for (i, &m) in moves.iter().enumerate() {
-        let (before, after) = (positions[i], positions[i + 1]);
-        let u = before.turn().index();
-        debug_assert!(
-            !before.is_capture(m),
-            "a repetition cycle contains no capture"
-        );
-        ids[m.to().index()] = ids[m.from().index()];
-        ids[m.from().index()] = NONE;
+    let (r, b) = (sides[Color::Red.index()], sides[Color::Black.index()]);
+    match (r, b) {
+        (Side::PerpetualCheck, Side::PerpetualCheck) => Outcome::draw(Reason::RepetitionDraw),
+        (Side::PerpetualCheck, _) => Outcome::loss(Color::Red, Reason::PerpetualCheck),
+        (_, Side::PerpetualCheck) => Outcome::loss(Color::Black, Reason::PerpetualCheck),
+        (Side::Forbidden { chase }, Side::Allowed) => Outcome::loss(Color::Red, reason(chase)),
+        (Side::Allowed, Side::Forbidden { chase }) => Outcome::loss(Color::Black, reason(chase)),
+        _ => Outcome::draw(Reason::RepetitionDraw),
+    }
+}
+
+const fn reason(chase: bool) -> Reason {
+    if chase {
+        Reason::PerpetualChase
+    } else {
+        Reason::PerpetualMateThreat
+    }
+}
+
+/// One side's moves over a cycle.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Side {
+    PerpetualCheck,
+    /// Only checks, mate threats and chases; `chase` if at least one chase.
+    Forbidden {
+        chase: bool,
+    },
+    Allowed,
+}
+
+/// The facts about a position that classifying moves needs, computed once per
+/// position of a cycle (the same positions recur in every round of it).
+#[derive(Debug, Default)]
+struct Memo {
+    entries: Vec<(Position, Soldiers, Facts)>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Facts {
+    /// The side to move mates by consecutive checks ([`mates_by_checks`]).
+    mates: bool,
+    /// The enemy pieces the side to move chases ([`chased`]).
+    chased: Bitboard,
+}
+
+impl Memo {
+    fn facts(&mut self, pos: &Position, soldiers: Soldiers) -> Facts {
+        if let Some((_, _, f)) = self
+            .entries
+            .iter()
+            .find(|(p, s, _)| *s == soldiers && p.hash() == pos.hash() && same_placement(p, pos))
+        {
+            return *f;
+        }
+        let f = Facts {
+            mates: mates_by_checks(pos, MATE_CHECKS),
+            chased: chased(pos, soldiers),
+        };
+        self.entries.push((pos.clone(), soldiers, f));
+        f
+    }
+
+    fn classify(&mut self, before: &Position, after: &Position, soldiers: Soldiers) -> MoveKind {
         if after.is_check() {
-            continue;
+            return MoveKind::Check;
         }
-        all_check[u] = false;
-        if !forbidden[u] {
-            // Already allowed: no need for the costly analysis.
-            continue;
+        let Some(again) = null_move(after) else {
+            return MoveKind::Idle;
+        };
+        let (now, was) = (self.facts(&again, soldiers), self.facts(before, soldiers));
+        if now.mates && !was.mates {
+            return MoveKind::MateThreat;
         }
-        match classify(before, after) {
-            MoveKind::Check | MoveKind::MateThreat => {}
-            MoveKind::Idle => forbidden[u] = false,
-            MoveKind::Chase(targets) => {
-                // Every piece has an id below 16 (at most 16 a side, none captured).
-                let mask = targets
-                    .filter(|sq| ids[sq.index()] < 16)
-                    .fold(0u16, |acc, sq| acc | 1 << ids[sq.index()]);
-                chased_ids[u] &= mask;
-                if chased_ids[u] == 0 {
-                    forbidden[u] = false;
-                } else {
-                    any_chase[u] = true;
+        let mut existed = was.chased;
+        if before.is_check() {
+            existed |= attacked_material(before, soldiers);
+        }
+        let new = now.chased & !existed;
+        if new.any() {
+            MoveKind::Chase(new)
+        } else {
+            MoveKind::Idle
+        }
+    }
+
+    /// The moves of `side` over the cycle `positions`.
+    fn side(&mut self, side: Color, positions: &[&Position], soldiers: Soldiers) -> Side {
+        let mut all_check = true;
+        let mut chase = false;
+        for w in positions.windows(2) {
+            let (before, after) = (w[0], w[1]);
+            if before.turn() != side {
+                continue;
+            }
+            match self.classify(before, after, soldiers) {
+                MoveKind::Check => {}
+                MoveKind::MateThreat => all_check = false,
+                MoveKind::Chase(_) => {
+                    all_check = false;
+                    chase = true;
                 }
+                MoveKind::Idle => return Side::Allowed,
             }
         }
-    }
-    let (r, b) = (Color::Red.index(), Color::Black.index());
-    match (all_check[r], all_check[b]) {
-        (true, true) => return Outcome::draw(Reason::RepetitionDraw),
-        (true, false) => return Outcome::loss(Color::Red, Reason::PerpetualCheck),
-        (false, true) => return Outcome::loss(Color::Black, Reason::PerpetualCheck),
-        (false, false) => {}
-    }
-    let reason = |c: usize| {
-        if any_chase[c] {
-            Reason::PerpetualChase
+        if all_check {
+            Side::PerpetualCheck
         } else {
-            Reason::PerpetualMateThreat
+            Side::Forbidden { chase }
         }
-    };
-    match (forbidden[r], forbidden[b]) {
-        (true, false) => Outcome::loss(Color::Red, reason(r)),
-        (false, true) => Outcome::loss(Color::Black, reason(b)),
-        _ => Outcome::draw(Reason::RepetitionDraw),
     }
 }
 
@@ -142,26 +203,49 @@ fn null_move(pos: &Position) -> Option<Position> {
     Position::from_setup(setup).ok()
 }
 
-/// Whether the side to move has a move that checkmates.
-fn threatens_mate(pos: &Position) -> bool {
-    pos.legal_moves().iter().any(|&m| mates(pos, m))
-}
-
-fn mates(pos: &Position, m: Move) -> bool {
+fn played(pos: &Position, m: Move) -> Position {
     let mut p = pos.clone();
     p.play_unchecked(m);
-    p.is_check() && !p.has_legal_move()
+    p
 }
 
-/// The value scale of 25.3: a chariot is worth two horses or two cannons; horse and
-/// cannon are equal; advisor and elephant are equal. A crossed soldier "floats"; it is
-/// put with the advisor and elephant so that no attack on it counts as 少根.
-const fn value(role: Role) -> u32 {
+/// Whether the side to move can force mate by consecutive checks, at most `checks` of
+/// them (28.2): some checking move mates at once, or every reply to it leaves a mate by
+/// fewer checks.
+pub fn mates_by_checks(pos: &Position, checks: u32) -> bool {
+    if checks == 0 {
+        return false;
+    }
+    pos.legal_moves().iter().any(|&m| {
+        let p = played(pos, m);
+        if !p.is_check() {
+            return false;
+        }
+        let replies = p.legal_moves();
+        replies.is_empty()
+            || (checks > 1
+                && replies
+                    .iter()
+                    .all(|&r| mates_by_checks(&played(&p, r), checks - 1)))
+    })
+}
+
+/// Whether the side to move has a move that mates at once.
+fn mate_in_one(pos: &Position) -> bool {
+    mates_by_checks(pos, 1)
+}
+
+/// The value scale of 25.3 for weighing captures: a chariot is worth two horses, two
+/// cannons or a horse and a cannon; horse and cannon are equal; advisor and elephant
+/// are equal. A soldier's value floats (25.3, 细则10); it is weighed like an advisor
+/// or elephant. The general is never given up: a legal capture by the general cannot
+/// be answered.
+const fn value(role: Role) -> i32 {
     match role {
         Role::Chariot => 4,
         Role::Horse | Role::Cannon => 2,
         Role::Advisor | Role::Elephant | Role::Soldier => 1,
-        Role::General => 0,
+        Role::General => 100,
     }
 }
 
@@ -175,82 +259,138 @@ fn is_material(p: Piece, sq: Square) -> bool {
     }
 }
 
-/// The enemy pieces that the side to move in `pos` chases (could win with its next
-/// move), as squares. An enemy piece `T` on `t` is chased by a piece `X` when:
+/// Whether `attacker` can chase by itself: never the general (27.1); a soldier only
+/// when its attacks count (27.2).
+fn may_chase(attacker: Role, soldiers: Soldiers) -> bool {
+    match attacker {
+        Role::General => false,
+        Role::Soldier => soldiers == Soldiers::Count,
+        _ => true,
+    }
+}
+
+/// The material that the side to move in `pos` wins by playing the capture `m` and
+/// letting the exchange on its target point run its course (29.1 "通过完整的交换过程
+/// 得子"): after each capture the other side recaptures with its least valuable legal
+/// capturer, or stops when recapturing would lose. Only legal captures count, so a
+/// pinned protector or one whose recapture exposes its general is no protection (假根,
+/// 28.16), and a hidden protector (暗根) that a capture uncovers is one.
+pub fn exchange_gain(pos: &Position, m: Move) -> i32 {
+    let Some(target) = pos.captured(m) else {
+        return 0;
+    };
+    let Some(mover) = pos.piece_at(m.from()) else {
+        return 0;
+    };
+    value(target.role) - recapture_gain(&played(pos, m), m.to(), value(mover.role))
+}
+
+/// What the side to move gains at best by recapturing on `sq`, where a piece worth
+/// `at_stake` stands; never negative (it can decline).
+fn recapture_gain(pos: &Position, sq: Square, at_stake: i32) -> i32 {
+    let best = pos
+        .legal_moves()
+        .iter()
+        .filter(|m| m.to() == sq)
+        .filter_map(|&m| pos.piece_at(m.from()).map(|p| (value(p.role), m)))
+        .min_by_key(|&(v, _)| v);
+    match best {
+        None => 0,
+        Some((v, m)) => (at_stake - recapture_gain(&played(pos, m), sq, v)).max(0),
+    }
+}
+
+/// The enemy pieces that the side to move in `pos` chases, as squares (28.3, 第29条).
 ///
-/// - `X` is not the general and not a soldier (27.1, 27.2: they chase idly);
-/// - `T` is a 子力 (25.3);
-/// - `X` can legally capture `T` now (a pinned attacker chases only what it may take);
-/// - it is not an offer to exchange (兑, 28.5): `X` and `T` are of the same kind and
-///   `T` could legally capture `X` just as well;
-/// - `T` has no real protection (29.3, 28.16): after `X` takes `T`, the opponent has no
-///   legal recapture on `t` (a pinned or otherwise illegal recapture is a 假根), **or**
-///   `T` is worth more than `X` (少根: a horse or cannon attacking a chariot, an advisor
-///   or elephant attacking a chariot, horse or cannon), whatever the protection;
-/// - taking `T` does not allow the opponent to mate at once (29.4).
+/// An enemy 子力 `T` (25.3: not the general, not an uncrossed soldier) is chased when
+/// the side to move could win it with its next move (29.1):
 ///
-/// Not covered: winning material through a series of checks or exchanges (29.1's
-/// indirect forms), 27.2's mutual soldier attacks and 27.3's defensive key points.
-pub fn chased(pos: &Position) -> Bitboard {
+/// - **directly**: a piece `X` that may chase (not the general, 27.1; not a soldier
+///   unless in mutual perpetual attacks, 27.2) can legally capture `T`, the exchange
+///   on `T`'s point wins material ([`exchange_gain`] > 0: `T` is unprotected, falsely
+///   protected, or protected too little, 28.16 少根), and after `X` takes `T` the
+///   opponent cannot mate at once (29.4). An exchange offer or a sacrifice (兑, 献) that
+///   wins nothing is no chase; one that also wins material is (细则5);
+/// - **through consecutive checks** (at most [`CHASE_CHECKS`]): some quiet check leaves
+///   every reply (none of which captures) in a position where `T` is chased, directly
+///   or through further checks. A check that mates is a 杀, not a 捉.
+pub fn chased(pos: &Position, soldiers: Soldiers) -> Bitboard {
+    direct_chases(pos, soldiers) | chases_through_checks(pos, CHASE_CHECKS, soldiers)
+}
+
+fn direct_chases(pos: &Position, soldiers: Soldiers) -> Bitboard {
     let mut out = Bitboard::EMPTY;
-    for c in pos.legal_moves() {
-        let (from, to) = (c.from(), c.to());
-        let Some(target) = pos.piece_at(to) else {
+    for &m in pos.legal_moves().iter() {
+        let to = m.to();
+        let (Some(target), Some(attacker)) = (pos.piece_at(to), pos.piece_at(m.from())) else {
             continue;
         };
-        let attacker = pos.piece_at(from).expect("a legal move moves a piece");
-        if matches!(attacker.role, Role::General | Role::Soldier)
-            || !is_material(target, to)
-            || out.contains(to)
-        {
+        if out.contains(to) || !is_material(target, to) || !may_chase(attacker.role, soldiers) {
             continue;
         }
-        if attacker.role == target.role
-            && attacks_from(pos, to, target).contains(from)
-            && capture_is_safe(pos, to, from)
-        {
-            continue;
+        if exchange_gain(pos, m) > 0 && !mate_in_one(&played(pos, m)) {
+            out = out.with(to);
         }
-        let mut after = pos.clone();
-        after.play_unchecked(c);
-        let replies = after.legal_moves();
-        let outranks = value(target.role) > value(attacker.role);
-        if !outranks && replies.iter().any(|r| r.to() == to) {
-            continue;
-        }
-        if replies.iter().any(|&r| mates(&after, r)) {
-            continue;
-        }
-        out = out.with(to);
     }
     out
 }
 
-/// The points the piece `p` on `sq` attacks (could capture on if an enemy stood there).
-fn attacks_from(pos: &Position, sq: Square, p: Piece) -> Bitboard {
-    let occ = pos.occupied();
-    match p.role {
-        Role::Chariot => chariot_attacks(sq, occ),
-        Role::Cannon => cannon_attacks(sq, occ),
-        Role::Horse => horse_attacks(sq, occ),
-        Role::Elephant => elephant_attacks(p.color, sq, occ),
-        Role::Advisor => advisor_attacks(sq),
-        Role::General => general_steps(sq),
-        Role::Soldier => soldier_attacks(p.color, sq),
+fn chases_through_checks(pos: &Position, checks: u32, soldiers: Soldiers) -> Bitboard {
+    if checks == 0 {
+        return Bitboard::EMPTY;
     }
+    let mut out = Bitboard::EMPTY;
+    for &m in pos.legal_moves().iter() {
+        if pos.is_capture(m) {
+            continue;
+        }
+        let p = played(pos, m);
+        if !p.is_check() {
+            continue;
+        }
+        let replies = p.legal_moves();
+        if replies.is_empty() {
+            continue;
+        }
+        let mut won = !Bitboard::EMPTY;
+        for &r in replies.iter() {
+            if p.is_capture(r) {
+                won = Bitboard::EMPTY;
+                break;
+            }
+            let q = played(&p, r);
+            let mut s =
+                direct_chases(&q, soldiers) | chases_through_checks(&q, checks - 1, soldiers);
+            // Name the piece that the reply moved by its square before the reply.
+            if s.contains(r.to()) {
+                s = s.without(r.to()).with(r.from());
+            }
+            won &= s;
+            if won.is_empty() {
+                break;
+            }
+        }
+        out |= won;
+    }
+    out
 }
 
-/// Whether the piece on `from` capturing on `to` leaves its own general safe, whoever
-/// is to move in `pos`.
-fn capture_is_safe(pos: &Position, from: Square, to: Square) -> bool {
-    let p = pos.piece_at(from).expect("a piece on from");
-    let occ = pos.occupied().without(from).with(to);
-    let general = if p.role == Role::General {
-        to
-    } else {
-        pos.general(p.color)
-    };
-    (pos.attackers(general, p.color.other(), occ) & !Bitboard::from_square(to)).is_empty()
+/// The enemy 子力 that a piece of the side to move that may chase attacks, whether or
+/// not the capture is legal now: in check, these are the attacks that existed before
+/// the reply (29.2), though the check forbade them.
+fn attacked_material(pos: &Position, soldiers: Soldiers) -> Bitboard {
+    let us = pos.turn();
+    let occ = pos.occupied();
+    pos.by_color(us.other())
+        .filter(|&sq| pos.piece_at(sq).is_some_and(|p| is_material(p, sq)))
+        .filter(|&sq| {
+            let mut attackers = pos.attackers(sq, us, occ);
+            Iterator::any(&mut attackers, |from| {
+                pos.piece_at(from)
+                    .is_some_and(|p| may_chase(p.role, soldiers))
+            })
+        })
+        .collect()
 }
 
 #[cfg(test)]
@@ -265,94 +405,263 @@ mod tests {
         b.map(|s| s.to_string()).collect()
     }
 
+    /// The position with the colours swapped (board turned round, other side to move).
+    fn flipped(p: &Position) -> Position {
+        let setup = p.to_setup();
+        let mut f = setup.clone();
+        for sq in Square::all() {
+            f.board[sq.flip().index()] = setup.board[sq.index()].map(|pc| Piece {
+                color: pc.color.other(),
+                role: pc.role,
+            });
+        }
+        f.turn = setup.turn.other();
+        Position::from_setup(f).unwrap()
+    }
+
+    /// The chased squares of `fen`, checked to be the same with the colours swapped.
+    fn chased_squares(fen: &str) -> Vec<String> {
+        let p = pos(fen);
+        let got = chased(&p, Soldiers::Idle);
+        let mirrored: Bitboard = chased(&flipped(&p), Soldiers::Idle)
+            .map(Square::flip)
+            .collect();
+        assert_eq!(
+            got, mirrored,
+            "{fen}: the colours swapped give another answer"
+        );
+        squares(got)
+    }
+
+    /// Classifies `m` from `fen`, checked to be the same with the colours swapped.
+    fn kind(fen: &str, m: &str) -> MoveKind {
+        let classify_in = |before: &Position, m: Move| {
+            let mut after = before.clone();
+            after.play_unchecked(m);
+            classify(before, &after, Soldiers::Idle)
+        };
+        let (p, m): (Position, Move) = (pos(fen), m.parse().unwrap());
+        let k = classify_in(&p, m);
+        let flip_kind = match classify_in(&flipped(&p), m.flip()) {
+            MoveKind::Chase(t) => MoveKind::Chase(t.map(Square::flip).collect()),
+            other => other,
+        };
+        assert_eq!(
+            k, flip_kind,
+            "{fen} {m}: the colours swapped give another answer"
+        );
+        k
+    }
+
+    /// (FEN with the chaser to move, chased squares, reasoning).
+    const CHASES: &[(&str, &[&str], &str)] = &[
+        (
+            "4k4/9/9/3r5/9/4N4/9/9/9/3K5 w - - 0 1",
+            &["d6"],
+            "horse e4 on an unprotected chariot d6 (29.1 direct)",
+        ),
+        (
+            "4k4/2n6/9/3r5/9/4N4/9/9/9/3K5 w - - 0 1",
+            &["d6"],
+            "少根 (28.16): the horse c8 protects d6, but horse for chariot wins 2",
+        ),
+        (
+            "3r1k3/9/9/3n5/9/9/9/9/9/3RK4 w - - 0 1",
+            &[],
+            "the chariot d9 protects the horse d6: chariot for horse loses",
+        ),
+        (
+            "9/R3rk3/9/4n4/9/9/9/9/4R4/3K5 w - - 0 1",
+            &["e6"],
+            "假根 (28.16): the protector e8 is pinned against the general f8",
+        ),
+        (
+            "4k4/3n5/3P5/9/9/9/9/9/9/5K3 w - - 0 1",
+            &[],
+            "a soldier's own attack is idle (27.2)",
+        ),
+        (
+            "5k3/9/9/9/9/9/9/9/9/3nK4 w - - 0 1",
+            &[],
+            "the general's own attack is idle (27.1)",
+        ),
+        (
+            "5k3/9/9/2p6/9/9/9/9/9/2R1K4 w - - 0 1",
+            &[],
+            "an uncrossed soldier is not a 子力 (25.3)",
+        ),
+        (
+            "5k3/9/9/9/9/3p5/9/9/9/3RK4 w - - 0 1",
+            &["d4"],
+            "a crossed soldier is a 子力 (25.3)",
+        ),
+        (
+            "3k4r/9/9/9/4n3R/9/9/9/r8/3AK4 w - - 0 1",
+            &["i9"],
+            "29.4: after i5xe5 the chariot i9 mates on i0, so e5 is not chased; the \
+             unprotected chariot i9 is (捉兼兑/送吃, 细则5)",
+        ),
+        (
+            "5k3/9/9/3r5/9/9/9/9/9/3RK4 w - - 0 1",
+            &["d6"],
+            "兑 that also wins (细则5): the chariot d6 is unprotected",
+        ),
+        (
+            "3r1k3/9/9/3r5/9/9/9/9/9/3RK4 w - - 0 1",
+            &[],
+            "兑 (28.5): chariots protected on both sides, the exchange wins nothing",
+        ),
+        (
+            "3k1r3/9/9/5c3/9/4N4/9/9/9/4K4 w - - 0 1",
+            &[],
+            "兑 by value (28.5, 25.3): horse for a cannon protected by the chariot f9 wins \
+             nothing",
+        ),
+        (
+            "3k1r3/9/9/5r3/9/4N4/9/9/9/4K4 w - - 0 1",
+            &["f6"],
+            "少根 (28.16): a chariot protected by a chariot is still won by a horse",
+        ),
+        (
+            "3k5/9/9/9/9/9/9/9/4A4/3p1K3 w - - 0 1",
+            &["d0"],
+            "an advisor chases an unprotected crossed soldier (25.3)",
+        ),
+        (
+            "3k5/4a4/9/9/9/9/9/9/4C4/5K3 w - - 0 1",
+            &[],
+            "no screen: the cannon e1 attacks nothing",
+        ),
+        (
+            "3k5/4a4/9/9/9/4p4/9/9/4C4/5K3 w - - 0 1",
+            &["e8"],
+            "cannon over the soldier e4 on an unprotected advisor (25.3)",
+        ),
+        (
+            "3k5/9/9/9/9/9/9/9/4A4/3n1K3 w - - 0 1",
+            &["d0"],
+            "an advisor chases an unprotected horse",
+        ),
+        (
+            "3k5/9/9/9/9/2c6/9/4B4/9/5K3 w - - 0 1",
+            &["c4"],
+            "an elephant chases an unprotected cannon",
+        ),
+        (
+            "3k5/9/9/9/6b2/4N4/9/9/9/5K3 w - - 0 1",
+            &["g5"],
+            "a horse chases an unprotected elephant (25.3)",
+        ),
+    ];
+
     #[test]
-    fn horse_attacking_an_unprotected_chariot_chases_it() {
-        // Red horse e4 attacks the black chariot on d6; nothing protects it.
-        let p = pos("4k4/9/9/3r5/9/4N4/9/9/9/3K5 w - - 0 1");
-        assert_eq!(squares(chased(&p)), ["d6"]);
+    fn chase_table() {
+        for &(fen, want, why) in CHASES {
+            assert_eq!(chased_squares(fen), want, "{fen}: {why}");
+        }
     }
 
     #[test]
-    fn horse_attacking_a_protected_chariot_still_chases_it() {
-        // 少根: the black horse c8 protects the chariot, but a chariot outranks a horse.
-        let p = pos("4k4/2n6/9/3r5/9/4N4/9/9/9/3K5 w - - 0 1");
-        assert_eq!(squares(chased(&p)), ["d6"]);
-    }
-
-    #[test]
-    fn chariot_attacking_a_protected_horse_is_no_chase() {
-        // The black horse d6 is protected by the chariot on d9.
-        let p = pos("3r1k3/9/9/3n5/9/9/9/9/9/3RK4 w - - 0 1");
-        assert!(chased(&p).is_empty());
-        // Without the protector it is chased.
-        let p = pos("5k3/9/9/3n5/9/9/9/9/9/3RK4 w - - 0 1");
-        assert_eq!(squares(chased(&p)), ["d6"]);
-    }
-
-    #[test]
-    fn a_pinned_protector_is_a_false_root() {
-        // The black chariot e8 "protects" the horse e6, but it is pinned against the
-        // general f8 by the red chariot a8: recapturing on e6 would be illegal.
-        let p = pos("9/R3rk3/9/4n4/9/9/9/9/4R4/3K5 w - - 0 1");
-        assert_eq!(squares(chased(&p)), ["e6"]);
-        // Without the pinner the protection is real.
-        let p = pos("9/4rk3/9/4n4/9/9/9/9/4R4/3K5 w - - 0 1");
-        assert!(chased(&p).is_empty());
-    }
-
-    #[test]
-    fn general_and_soldier_do_not_chase() {
-        // The crossed red soldier on d7 attacks the unprotected black horse on d8: a
-        // soldier's attack is idle (27.2).
+    fn a_soldiers_chase_counts_only_when_soldiers_count() {
+        // 27.2: the crossed soldier d7 attacks the unprotected horse d8.
         let p = pos("4k4/3n5/3P5/9/9/9/9/9/9/5K3 w - - 0 1");
-        assert!(chased(&p).is_empty());
-        // The red general on e0 attacks the unprotected black horse on d0: idle (27.1).
-        let p = pos("5k3/9/9/9/9/9/9/9/9/3nK4 w - - 0 1");
-        assert!(chased(&p).is_empty());
+        assert!(chased(&p, Soldiers::Idle).is_empty());
+        assert_eq!(squares(chased(&p, Soldiers::Count)), ["d8"]);
     }
 
     #[test]
-    fn uncrossed_soldier_is_not_material() {
-        // A red chariot attacks an uncrossed black soldier (on black's side): no chase.
-        let p = pos("5k3/9/9/2p6/9/9/9/9/9/2R1K4 w - - 0 1");
-        assert!(chased(&p).is_empty());
-        // A crossed one is.
-        let p = pos("5k3/9/9/9/9/3p5/9/9/9/3RK4 w - - 0 1");
-        assert_eq!(squares(chased(&p)), ["d4"]);
+    fn the_exchange_counts_every_attacker_and_defender() {
+        // The chariot d9 protects the cannon d6 against the chariots d2 and d1: chariot
+        // takes cannon (+2), chariot retakes (-4), chariot retakes (+4), +2 in all.
+        let two = pos("3r1k3/9/9/3c5/9/9/9/3R5/3R5/4K4 w - - 0 1");
+        assert_eq!(exchange_gain(&two, "d2d6".parse().unwrap()), 2);
+        // One attacker against one defender: chariot for cannon loses 2.
+        let one = pos("3r1k3/9/9/3c5/9/9/9/3R5/9/4K4 w - - 0 1");
+        assert_eq!(exchange_gain(&one, "d2d6".parse().unwrap()), -2);
+        // A horse takes a chariot protected by a horse: +4 - 2 (少根, 28.16).
+        let horse = pos("4k4/2n6/9/3r5/9/4N4/9/9/9/3K5 w - - 0 1");
+        assert_eq!(exchange_gain(&horse, "e4d6".parse().unwrap()), 2);
     }
 
     #[test]
-    fn a_move_that_prepares_mate_is_a_mate_threat() {
-        // The chariot a8 holds the eighth rank; the horse b1 blocks the chariot b0.
-        // Moving the horse away threatens b0b9 mate.
-        let before = pos("4k4/R8/9/9/9/9/9/9/1N7/1R1K5 w - - 0 1");
-        let m: Move = "b1c3".parse().unwrap();
-        let mut after = before.clone();
-        after.play_unchecked(m);
-        assert_eq!(classify(&before, &after), MoveKind::MateThreat);
-        // A quiet chariot move on the eighth rank threatens nothing.
-        let m: Move = "a8a7".parse().unwrap();
-        let mut after = before.clone();
-        after.play_unchecked(m);
-        assert_eq!(classify(&before, &after), MoveKind::Idle);
+    fn moves_are_classified_by_their_strongest_effect() {
+        // (FEN, move, kind, reasoning).
+        let sq = |s: &str| Bitboard::from_square(s.parse().unwrap());
+        let cases: &[(&str, &str, MoveKind, &str)] = &[
+            (
+                "4k4/R8/9/9/9/9/9/9/1N7/1R1K5 w - - 0 1",
+                "b1c3",
+                MoveKind::MateThreat,
+                "uncovers b0b9 mate in one (28.2)",
+            ),
+            (
+                "4k4/R8/9/9/9/9/9/9/1N7/1R1K5 w - - 0 1",
+                "a8a7",
+                MoveKind::Idle,
+                "a quiet chariot move threatens nothing",
+            ),
+            (
+                "4k4/9/9/9/9/9/9/RN7/1R7/3K5 w - - 0 1",
+                "b2d3",
+                MoveKind::MateThreat,
+                "uncovers a mate through consecutive checks, not in one (28.2 连续照将)",
+            ),
+            (
+                "4k4/9/9/9/4n4/7R1/9/4C4/9/3K5 b - - 0 1",
+                "e5g6",
+                MoveKind::Chase(sq("h4")),
+                "the screen of the cannon's check steps away and attacks the unprotected \
+                 chariot h4: a reply to a check is judged like any move (no exemption in \
+                 the seeds)",
+            ),
+            (
+                "5k3/9/9/9/n8/9/9/9/9/R2K5 w - - 0 1",
+                "a0a1",
+                MoveKind::Idle,
+                "the chariot already chased the unprotected horse a5 and still does: \
+                 从捉到捉 is idle (29.2, 细则6)",
+            ),
+            (
+                "5k3/9/9/9/n8/9/9/9/9/R2K5 w - - 0 1",
+                "a0b0",
+                MoveKind::Idle,
+                "the chariot gives the chase up: idle",
+            ),
+            (
+                "5k3/9/9/9/1n7/9/9/9/9/R2K5 w - - 0 1",
+                "a0b0",
+                MoveKind::Chase(sq("b5")),
+                "the chariot takes up a chase of the unprotected horse b5 (从无捉到捉, 细则2)",
+            ),
+        ];
+        for (fen, m, want, why) in cases {
+            assert_eq!(kind(fen, m), *want, "{fen} {m}: {why}");
+        }
     }
 
     #[test]
-    fn a_capture_answered_by_mate_is_no_chase() {
-        // The red chariot i5 attacks the unprotected black horse e5, but it also keeps
-        // the black chariot i9 off i0: after i5xe5, i9i0 mates (the chariot a1 holds
-        // the first rank, the advisor d0 blocks the general). 29.4: no chase.
-        let p = pos("3k4r/9/9/9/4n3R/9/9/9/r8/3AK4 w - - 0 1");
-        assert!(chased(&p).is_empty());
-        // Without the black chariot on a1 the general escapes to e1: a chase.
-        let p = pos("3k4r/9/9/9/4n3R/9/9/9/9/3AK4 w - - 0 1");
-        assert_eq!(squares(chased(&p)), ["e5"]);
+    fn a_chase_through_checks_is_found() {
+        // The red chariot a0 checks on a9; the general must step to e8, and the
+        // chariot then takes the unprotected horse i9 along the ninth rank.
+        let p = pos("4k3n/9/9/9/9/9/9/9/9/R2K5 w - - 0 1");
+        assert!(direct_chases(&p, Soldiers::Idle).is_empty());
+        assert_eq!(squares(chased(&p, Soldiers::Idle)), ["i9"]);
     }
 
     #[test]
-    fn same_kind_mutual_attack_is_an_exchange_offer() {
-        // Red chariot d0 and black chariot d6 attack each other: 兑, not 捉.
-        let p = pos("5k3/9/9/3r5/9/9/9/9/9/3RK4 w - - 0 1");
-        assert!(chased(&p).is_empty());
+    fn mate_threats_by_checks_are_found() {
+        // Mate in one: b2b9 with the chariot a8 holding the eighth rank.
+        assert!(mates_by_checks(
+            &pos("4k4/R8/9/9/9/9/9/1R7/9/3K5 w - - 0 1"),
+            1
+        ));
+        // Two chariots on the a- and b-files: a ladder of two checks mates...
+        let p = pos("4k4/9/9/9/9/9/9/R8/1R7/3K5 w - - 0 1");
+        assert!(!mates_by_checks(&p, 1));
+        assert!(mates_by_checks(&p, 2));
+        // ...and from lower down it takes three.
+        let p = pos("4k4/9/9/9/9/9/9/9/R8/1R1K5 w - - 0 1");
+        assert!(!mates_by_checks(&p, 2));
+        assert!(mates_by_checks(&p, 3));
     }
 }
