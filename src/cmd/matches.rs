@@ -105,7 +105,7 @@ pub fn run(args: Args) -> Result<()> {
     let report = run_match(&build_a, &build_b, &config, &mut |s| {
         eprintln!("{}", s.line())
     })?;
-    let json = report.summary_json();
+    let json = report.summary();
     println!("{}", report.status.line());
     if let Some(d) = report.decision {
         println!("SPRT: {d:?}");

@@ -24,6 +24,7 @@ use crate::{
     GameResult,
     stats::{EloEstimate, Pentanomial, SprtConfig, SprtDecision, SprtStatus, Trinomial},
 };
+use serde::{Deserialize, Serialize};
 use xq_core::Color;
 
 use crate::{
@@ -109,29 +110,87 @@ pub struct MatchReport {
     pub decision: Option<SprtDecision>,
 }
 
+/// A match's result as a record: what `xqz match --json` writes and what the
+/// gatekeeper's and the rating's events in `events.jsonl` carry (games, score, Elo with
+/// its interval, LOS, pentanomial counts, SPRT state and decision). Every field has a
+/// default so that partial records (a gate decided without games) read back.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct MatchSummary {
+    pub a: String,
+    pub b: String,
+    pub games: u64,
+    pub wins: u64,
+    pub draws: u64,
+    pub losses: u64,
+    pub score: Option<f64>,
+    pub draw_ratio: Option<f64>,
+    /// Written as `null` when unbounded (JSON has no infinity); read back from a
+    /// number, `null`, or `"inf"`/`"-inf"` as other tools write it.
+    #[serde(deserialize_with = "elo_number")]
+    pub elo: Option<f64>,
+    #[serde(deserialize_with = "elo_number")]
+    pub elo_lower: Option<f64>,
+    #[serde(deserialize_with = "elo_number")]
+    pub elo_upper: Option<f64>,
+    pub los: Option<f64>,
+    pub pentanomial: [u64; 5],
+    pub sprt: Option<SprtState>,
+    pub decision: Option<SprtDecision>,
+}
+
+fn elo_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    enum Elo {
+        Number(f64),
+        Text(String),
+    }
+    Ok(match Option::<Elo>::deserialize(d)? {
+        None => None,
+        Some(Elo::Number(x)) => Some(x),
+        Some(Elo::Text(t)) => match t.trim().to_ascii_lowercase().as_str() {
+            "inf" | "+inf" | "infinity" | "+infinity" => Some(f64::INFINITY),
+            "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
+            other => Some(other.parse().map_err(serde::de::Error::custom)?),
+        },
+    })
+}
+
+/// The SPRT's log-likelihood ratio and its bounds, in a [`MatchSummary`].
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct SprtState {
+    pub llr: f64,
+    pub lower: f64,
+    pub upper: f64,
+}
+
 impl MatchReport {
-    /// The match's result as the JSON object that `xqz match --json`, the gatekeeper's
-    /// and the rating's events carry (games, score, Elo with its interval, LOS,
-    /// pentanomial counts, SPRT state and decision).
-    pub fn summary_json(&self) -> serde_json::Value {
+    /// The match's result as a [`MatchSummary`].
+    pub fn summary(&self) -> MatchSummary {
         let s = &self.status;
-        serde_json::json!({
-            "a": s.a,
-            "b": s.b,
-            "games": s.games.wins + s.games.draws + s.games.losses,
-            "wins": s.games.wins,
-            "draws": s.games.draws,
-            "losses": s.games.losses,
-            "score": s.games.score(),
-            "draw_ratio": s.games.draw_ratio(),
-            "elo": s.elo.map(|e| e.elo),
-            "elo_lower": s.elo.map(|e| e.elo_lower),
-            "elo_upper": s.elo.map(|e| e.elo_upper),
-            "los": s.los,
-            "pentanomial": s.pairs.counts,
-            "sprt": s.sprt.map(|t| serde_json::json!({"llr": t.llr, "lower": t.lower, "upper": t.upper})),
-            "decision": self.decision,
-        })
+        let finite = |x: f64| x.is_finite().then_some(x);
+        MatchSummary {
+            a: s.a.clone(),
+            b: s.b.clone(),
+            games: s.games.wins + s.games.draws + s.games.losses,
+            wins: s.games.wins,
+            draws: s.games.draws,
+            losses: s.games.losses,
+            score: s.games.score(),
+            draw_ratio: s.games.draw_ratio(),
+            elo: s.elo.and_then(|e| finite(e.elo)),
+            elo_lower: s.elo.and_then(|e| finite(e.elo_lower)),
+            elo_upper: s.elo.and_then(|e| finite(e.elo_upper)),
+            los: finite(s.los),
+            pentanomial: s.pairs.counts,
+            sprt: s.sprt.map(|t| SprtState {
+                llr: t.llr,
+                lower: t.lower,
+                upper: t.upper,
+            }),
+            decision: self.decision,
+        }
     }
 }
 

@@ -170,6 +170,43 @@ pub fn random_balanced(count: usize, plies: usize, seed: u64) -> Vec<Opening> {
     out
 }
 
+/// The openings a `--openings`/`openings =` setting names: `builtin`, `start` (the
+/// starting position only), `random:PLIES` (64 balanced random lines of 1-40 plies,
+/// from `seed`) or the path of an openings file. One parser for matches, gating and
+/// rating.
+///
+/// # Errors
+/// A malformed `random:` count, an unreadable file or a bad line in it.
+pub fn from_spec(spec: &str, seed: u64) -> Result<Vec<Opening>, OpeningError> {
+    let err = |message: String| OpeningError {
+        source_name: spec.to_owned(),
+        line: 0,
+        message,
+    };
+    Ok(match spec {
+        "builtin" => builtin(),
+        "start" => vec![Opening {
+            name: "start".into(),
+            start: Position::startpos(),
+            moves: Vec::new(),
+        }],
+        t if t.starts_with("random:") => {
+            let plies: usize = t["random:".len()..]
+                .parse()
+                .map_err(|_| err("expected random:PLIES".into()))?;
+            if !(1..=40).contains(&plies) {
+                return Err(err("plies must be 1-40".into()));
+            }
+            random_balanced(64, plies, seed)
+        }
+        path => {
+            let body = std::fs::read_to_string(path)
+                .map_err(|e| err(format!("cannot read openings file: {e}")))?;
+            parse_file(path, &body)?
+        }
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -212,41 +249,4 @@ mod tests {
         assert_eq!(a.len(), 4);
         assert!(a.iter().all(|o| o.moves.len() == 6));
     }
-}
-
-/// The openings a `--openings`/`openings =` setting names: `builtin`, `start` (the
-/// starting position only), `random:PLIES` (64 balanced random lines of 1-40 plies,
-/// from `seed`) or the path of an openings file. One parser for matches, gating and
-/// rating.
-///
-/// # Errors
-/// A malformed `random:` count, an unreadable file or a bad line in it.
-pub fn from_spec(spec: &str, seed: u64) -> Result<Vec<Opening>, OpeningError> {
-    let err = |message: String| OpeningError {
-        source_name: spec.to_owned(),
-        line: 0,
-        message,
-    };
-    Ok(match spec {
-        "builtin" => builtin(),
-        "start" => vec![Opening {
-            name: "start".into(),
-            start: Position::startpos(),
-            moves: Vec::new(),
-        }],
-        t if t.starts_with("random:") => {
-            let plies: usize = t["random:".len()..]
-                .parse()
-                .map_err(|_| err("expected random:PLIES".into()))?;
-            if !(1..=40).contains(&plies) {
-                return Err(err("plies must be 1-40".into()));
-            }
-            random_balanced(64, plies, seed)
-        }
-        path => {
-            let body = std::fs::read_to_string(path)
-                .map_err(|e| err(format!("cannot read openings file: {e}")))?;
-            parse_file(path, &body)?
-        }
-    })
 }

@@ -7,14 +7,17 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use xq_eval::{
     gate::{GateConfig, gate},
-    matches::MatchConfig,
+    matches::{MatchConfig, MatchStatus, MatchSummary},
     player::{Player, PlayerError},
     referee::GameSettings,
     spec::PlayerSpec,
     stats::SprtConfig,
 };
 
-use crate::rundir::{ModelRef, RunDir};
+use crate::{
+    events::{Event, GateEvent},
+    rundir::{ModelRef, RunDir},
+};
 
 /// The `[gate]` section of a run config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -94,6 +97,16 @@ pub fn net_spec(run: &RunDir, m: &ModelRef, visits: u32) -> PlayerSpec {
     }
 }
 
+/// What the gatekeeper reports while it works: typed, so that a caller can draw a bar
+/// from the match's status instead of reading it back out of a line.
+#[derive(Debug, Clone, Copy)]
+pub enum GateProgress<'a> {
+    /// A line for the log: a first network accepted without games, the decision.
+    Note(&'a str),
+    /// The gating match's status after each finished pair.
+    Match(&'a MatchStatus),
+}
+
 /// Gates the newest pending candidate, if any. Returns the decision (None: nothing to
 /// gate).
 ///
@@ -102,7 +115,7 @@ pub fn net_spec(run: &RunDir, m: &ModelRef, visits: u32) -> PlayerSpec {
 pub fn gate_once(
     run: &RunDir,
     cfg: &GateSection,
-    log: &mut dyn FnMut(&str),
+    progress: &mut dyn FnMut(GateProgress<'_>),
 ) -> Result<Option<bool>> {
     let mut pending = run.pending_candidates()?;
     let Some(candidate) = pending.pop() else {
@@ -116,12 +129,19 @@ pub fn gate_once(
         )?;
     }
     let Some(accepted) = run.accepted()? else {
-        log(&format!(
+        progress(GateProgress::Note(&format!(
             "gate: no accepted network yet; {} becomes the first",
             candidate.name
-        ));
+        )));
         run.promote(&candidate, serde_json::json!({"reason": "first"}))?;
-        run.event("gate", serde_json::json!({"candidate": candidate.name, "step": candidate.step, "accepted": true, "reason": "first", "games": 0}))?;
+        run.record(Event::Gate(GateEvent {
+            candidate: candidate.name.clone(),
+            opponent: None,
+            step: candidate.step,
+            accepted: true,
+            reason: "first".into(),
+            result: MatchSummary::default(),
+        }))?;
         return Ok(Some(true));
     };
     let sprt = if cfg.sprt {
@@ -157,15 +177,18 @@ pub fn gate_once(
     let build_a = || -> Result<Box<dyn Player>, PlayerError> { a.build() };
     let build_b = || -> Result<Box<dyn Player>, PlayerError> { b.build() };
     let decision = gate(&build_a, &build_b, &config, &mut |s| {
-        log(&format!("gate: {}", s.line()))
+        progress(GateProgress::Match(s))
     })?;
-    let mut details = decision.report.summary_json();
-    details["candidate"] = candidate.name.clone().into();
-    details["opponent"] = accepted.name.clone().into();
-    details["step"] = candidate.step.into();
-    details["accepted"] = decision.accepted.into();
-    details["reason"] = decision.reason.into();
-    run.event("gate", details.clone())?;
+    let gate_event = GateEvent {
+        candidate: candidate.name.clone(),
+        opponent: Some(accepted.name.clone()),
+        step: candidate.step,
+        accepted: decision.accepted,
+        reason: decision.reason.into(),
+        result: decision.report.summary(),
+    };
+    let details = serde_json::to_value(&gate_event)?;
+    run.record(Event::Gate(gate_event))?;
     let mut tb = xq_train::logging::TbLogger::new(run.logs_dir().join("gate"));
     let s = &decision.report.status;
     let step = candidate.step;
@@ -185,7 +208,7 @@ pub fn gate_once(
     } else {
         run.reject(&candidate, details)?;
     }
-    log(&format!(
+    progress(GateProgress::Note(&format!(
         "gate: {} {} ({})",
         candidate.name,
         if decision.accepted {
@@ -194,7 +217,7 @@ pub fn gate_once(
             "rejected"
         },
         decision.reason
-    ));
+    )));
     Ok(Some(decision.accepted))
 }
 
@@ -205,7 +228,11 @@ pub fn run(args: Options) -> Result<()> {
         Some(p) => read_section(p)?,
         None => GateSection::default(),
     };
-    match gate_once(&run, &cfg, &mut |l| eprintln!("{l}"))? {
+    let mut print = |p: GateProgress<'_>| match p {
+        GateProgress::Note(line) => eprintln!("{line}"),
+        GateProgress::Match(s) => eprintln!("gate: {}", s.line()),
+    };
+    match gate_once(&run, &cfg, &mut print)? {
         None => println!(
             "nothing to gate: no pending candidate in {}",
             run.candidates_dir().display()

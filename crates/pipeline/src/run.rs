@@ -50,7 +50,8 @@ use xq_selfplay::{
 };
 
 use crate::{
-    gate::{GateSection, gate_once, net_spec},
+    events::{Event, EventLog, RatingEvent},
+    gate::{GateProgress, GateSection, gate_once, net_spec},
     rundir::{ModelRef, RunDir, write_atomic},
     selfplay::{load_accepted_evaluator, log_tensorboard, selfplay_event},
     train::{StepObserver, StepView, TrainSection, train_concurrently, train_until},
@@ -435,15 +436,6 @@ fn show_match(bar: &ProgressBar, s: &MatchStatus) {
     bar.set_message(s.line());
 }
 
-/// Games played and planned in a match status line ([`MatchStatus::line`]: `... (k/N
-/// games) ...`), which is what `gate_once` reports after every pair.
-fn match_progress(line: &str) -> Option<(u64, u64)> {
-    let end = line.find(" games)")?;
-    let start = line[..end].rfind('(')? + 1;
-    let (played, planned) = line[start..end].split_once('/')?;
-    Some((played.parse().ok()?, planned.parse().ok()?))
-}
-
 /// The training bar's message: step (of the stretch's end), samples/s, loss and the
 /// time to the end of the stretch.
 fn train_message(v: &StepView, rate: Option<(f64, f64)>) -> String {
@@ -614,13 +606,14 @@ fn rate(ui: &Ui, run: &RunDir, model: &ModelRef, r: &RatingSection, stage: Stage
         })?;
         drop(bar);
         ui.log(&format!("{tag}: {}", report.status.line()));
-        let mut ev = report.summary_json();
-        ev["model"] = model.name.clone().into();
-        ev["step"] = model.step.into();
-        ev["opponent"] = opponent.clone().into();
-        ev["final"] = (stage == Stage::Final).into();
-        ev["visits"] = visits.into();
-        run.event("rating", ev)?;
+        run.record(Event::Rating(RatingEvent {
+            model: model.name.clone(),
+            opponent: opponent.clone(),
+            step: Some(model.step),
+            is_final: stage == Stage::Final,
+            visits,
+            result: report.summary(),
+        }))?;
         if let (Some(e), "rating") = (report.status.elo.filter(|e| e.elo.is_finite()), tag) {
             tb.scalar(
                 &format!("rating/elo_vs_{}", sanitize(opponent)),
@@ -668,10 +661,11 @@ fn after_promotion(ui: &Ui, run: &RunDir, cfg: &RunConfig, model: &ModelRef) -> 
             name: None,
             force: false,
         })?;
-        run.event(
-            "export",
-            serde_json::json!({"model": model.name, "step": model.step, "path": summary.out}),
-        )?;
+        run.record(Event::Export {
+            model: Some(model.name.clone()),
+            step: Some(model.step),
+            path: summary.out.clone(),
+        })?;
         ui.log(&format!("exported {} to {}", model.name, out.display()));
     }
     let r = &cfg.file.rating;
@@ -687,25 +681,23 @@ fn gate_pending(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
     // being printed; the last one is printed when the match is over.
     let mut bar: Option<Bar> = None;
     let mut last_status: Option<String> = None;
-    let decision = gate_once(run, &cfg.file.gate, &mut |l| {
-        if ui.display() == Display::Bars
-            && let Some((played, planned)) = match_progress(l)
-        {
+    let decision = gate_once(run, &cfg.file.gate, &mut |p| match p {
+        GateProgress::Match(status) if ui.display() == Display::Bars => {
             if bar.is_none() {
-                bar = ui.bar(Some(planned), match_style("gate"));
+                bar = ui.bar(None, match_style("gate"));
             }
             if let Some(b) = &bar {
-                b.set_length(planned);
-                b.set_position(played);
-                b.set_message(l.strip_prefix("gate: ").unwrap_or(l).to_owned());
+                show_match(b, status);
             }
-            last_status = Some(l.to_owned());
-        } else {
+            last_status = Some(format!("gate: {}", status.line()));
+        }
+        GateProgress::Match(status) => ui.log(&format!("gate: {}", status.line())),
+        GateProgress::Note(line) => {
             if let Some(s) = last_status.take() {
                 ui.log(&s);
             }
             bar = None;
-            ui.log(l);
+            ui.log(line);
         }
     });
     drop(bar);
@@ -722,10 +714,10 @@ fn gate_pending(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 "warning: export or rating of {} failed: {e:#}",
                 m.name
             ));
-            run.event(
-                "warning",
-                serde_json::json!({"model": m.name, "message": format!("{e:#}")}),
-            )?;
+            run.record(Event::Warning {
+                model: Some(m.name.clone()),
+                message: format!("{e:#}"),
+            })?;
         }
     }
     Ok(())
@@ -778,7 +770,7 @@ impl SelfplayEvents {
     fn emit(&self, st: &mut EventState, s: &Snapshot) {
         st.last = Instant::now();
         st.emitted = Some((s.games, s.positions));
-        if let Err(e) = self.run.event("selfplay", selfplay_event(&self.worker, s)) {
+        if let Err(e) = self.run.record(selfplay_event(&self.worker, s)) {
             self.ui.log(&format!("selfplay: warning: {e:#}"));
         }
         log_tensorboard(&mut st.tb, s, self.games_before + s.games);
@@ -1007,36 +999,34 @@ fn with_deadline<T>(
 }
 
 fn summary(run: &RunDir, state: &RunState, step: u64) -> Result<()> {
-    let ratings = run.events(Some("rating"))?;
-    let accepted = run.events(Some("promote"))?.len();
+    let log = run.events()?;
+    let accepted = log
+        .events()
+        .filter(|e| matches!(e, Event::Promote { .. }))
+        .count();
     println!("run {} finished", run.root().display());
     println!(
         "  {:.1} minutes, {} self-play games, {} positions, {} training steps, {} accepted networks",
         state.elapsed_seconds / 60.0,
         state.games,
-        selfplay_positions(run)?,
+        selfplay_positions(&log),
         step,
         accepted
     );
-    for e in &ratings {
-        let get = |k: &str| e.get(k).cloned().unwrap_or(serde_json::Value::Null);
-        let text = |k: &str| get(k).as_str().unwrap_or("?").to_owned();
+    for e in log.events() {
+        let Event::Rating(r) = e else { continue };
         println!(
             "  {} {} vs {}: score {} ({} games), Elo {} [{}, {}]",
-            if get("final").as_bool() == Some(true) {
-                "final "
-            } else {
-                "rating"
-            },
-            text("model"),
-            text("opponent"),
-            get("score")
-                .as_f64()
+            if r.is_final { "final " } else { "rating" },
+            r.model,
+            r.opponent,
+            r.result
+                .score
                 .map_or("-".into(), |s| format!("{:.1}%", 100.0 * s)),
-            get("games"),
-            fmt_elo(&get("elo")),
-            fmt_elo(&get("elo_lower")),
-            fmt_elo(&get("elo_upper")),
+            r.result.games,
+            fmt_elo(r.result.elo),
+            fmt_elo(r.result.elo_lower),
+            fmt_elo(r.result.elo_upper),
         );
     }
     match run.accepted()? {
@@ -1051,24 +1041,19 @@ fn summary(run: &RunDir, state: &RunState, step: u64) -> Result<()> {
 
 /// Self-play positions of the whole run: each worker's events carry its running
 /// totals, so the last value of each worker is summed.
-fn selfplay_positions(run: &RunDir) -> Result<u64> {
-    let mut last = std::collections::BTreeMap::<String, u64>::new();
-    for e in run.events(Some("selfplay"))? {
-        let worker = e
-            .get("worker")
-            .and_then(|w| w.as_str())
-            .unwrap_or("")
-            .to_owned();
-        if let Some(p) = e.get("positions").and_then(serde_json::Value::as_u64) {
-            let v = last.entry(worker).or_default();
-            *v = (*v).max(p);
+fn selfplay_positions(log: &EventLog) -> u64 {
+    let mut last = std::collections::BTreeMap::<&str, u64>::new();
+    for e in log.events() {
+        if let Event::Selfplay(s) = e {
+            let v = last.entry(&s.worker).or_default();
+            *v = (*v).max(s.positions);
         }
     }
-    Ok(last.values().sum())
+    last.values().sum()
 }
 
-fn fmt_elo(v: &serde_json::Value) -> String {
-    match v.as_f64() {
+fn fmt_elo(v: Option<f64>) -> String {
+    match v {
         Some(x) if x.is_finite() => format!("{x:+.0}"),
         _ => "-".into(),
     }
@@ -1179,35 +1164,7 @@ mod tests {
     }
 
     #[test]
-    fn a_match_status_line_gives_games_played_and_planned() {
-        use xq_eval::{
-            GameResult,
-            stats::{Pentanomial, Trinomial},
-        };
-        let mut games = Trinomial::default();
-        for r in [GameResult::Win, GameResult::Draw, GameResult::Loss] {
-            games.record(r);
-        }
-        let status = MatchStatus {
-            a: "s0000000100".into(),
-            b: "s0000000050".into(),
-            games,
-            pairs: Pentanomial::default(),
-            elo: None,
-            los: 0.5,
-            sprt: None,
-            planned_games: 40,
-        };
-        assert_eq!(
-            match_progress(&format!("gate: {}", status.line())),
-            Some((3, 40))
-        );
-        assert_eq!(match_progress("gate: s0000000100 accepted (sprt)"), None);
-        assert_eq!(
-            match_progress("gate: no accepted network yet; s0000000010 becomes the first"),
-            None
-        );
-        assert_eq!(match_progress("(x/40 games)"), None);
+    fn every_match_bar_style_is_a_valid_template() {
         for tag in ["gate", "rating", "final"] {
             assert!(
                 ProgressStyle::with_template(&format!(
@@ -1269,7 +1226,16 @@ mod tests {
             positions: 10 * games,
             ..Snapshot::default()
         };
-        let count = || run.events(Some("selfplay")).unwrap().len();
+        let selfplay = || -> Vec<crate::events::SelfplayEvent> {
+            let log = run.events().unwrap();
+            log.events()
+                .filter_map(|e| match e {
+                    Event::Selfplay(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let count = || selfplay().len();
         // Bars: the observer comes often; events only every minute, and at the end.
         let e = events(Display::Bars.observe_every(), now);
         e.observe(&snap(1));
@@ -1289,7 +1255,7 @@ mod tests {
         e.observe(&snap(5));
         e.finish(None);
         assert_eq!(count(), 3);
-        let last = run.events(Some("selfplay")).unwrap().pop().unwrap();
-        assert_eq!(last["games"], 5);
+        let last = selfplay().pop().unwrap();
+        assert_eq!(last.games, 5);
     }
 }

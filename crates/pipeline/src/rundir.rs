@@ -14,6 +14,8 @@ use std::{
 };
 
 use anyhow::{Context, Result};
+
+use crate::events::{Event, EventLog, Record};
 use serde::{Deserialize, Serialize};
 
 /// Writes a file of the run atomically ([`xq_data::io::write_bytes_atomic`], the one
@@ -244,10 +246,10 @@ impl RunDir {
             step,
             time: now(),
         };
-        self.event(
-            "candidate",
-            serde_json::json!({"model": m.name, "step": step}),
-        )?;
+        self.record(Event::Candidate {
+            model: m.name.clone(),
+            step,
+        })?;
         Ok(m)
     }
 
@@ -299,10 +301,11 @@ impl RunDir {
             &self.pointer_path(),
             serde_json::to_string_pretty(&m)?.as_bytes(),
         )?;
-        self.event(
-            "promote",
-            serde_json::json!({"model": m.name, "step": m.step, "details": details}),
-        )?;
+        self.record(Event::Promote {
+            model: m.name.clone(),
+            step: m.step,
+            details: Some(details),
+        })?;
         Ok(m)
     }
 
@@ -321,18 +324,12 @@ impl RunDir {
     ///
     /// # Errors
     /// If the log cannot be written (a full disk, a read-only directory).
-    pub fn event(&self, kind: &str, fields: serde_json::Value) -> Result<()> {
-        let mut obj = match fields {
-            serde_json::Value::Object(m) => m,
-            other => {
-                let mut m = serde_json::Map::new();
-                m.insert("value".into(), other);
-                m
-            }
+    pub fn record(&self, event: Event) -> Result<()> {
+        let record = Record {
+            time: Some(now()),
+            event,
         };
-        obj.insert("time".into(), now().into());
-        obj.insert("kind".into(), kind.into());
-        let mut line = serde_json::to_string(&obj)?;
+        let mut line = serde_json::to_string(&record)?;
         line.push('\n');
         let path = self.events_path();
         let mut f = fs::OpenOptions::new()
@@ -350,54 +347,19 @@ impl RunDir {
             .with_context(|| format!("cannot append to {}", path.display()))
     }
 
-    /// Every event of a kind (all when `kind` is `None`), skipping unreadable lines.
+    /// The event log ([`EventLog::parse`]). Bytes that are not UTF-8 are replaced
+    /// rather than failing the whole log; a missing log is an empty one.
     ///
     /// # Errors
     /// If the log exists but cannot be read.
-    pub fn events(&self, kind: Option<&str>) -> Result<Vec<serde_json::Value>> {
-        let path = self.events_path();
-        let text = match fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-            Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
-        };
-        Ok(text
-            .lines()
-            .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
-            .filter(|v| kind.is_none_or(|k| v.get("kind").and_then(|x| x.as_str()) == Some(k)))
-            .collect())
-    }
-}
-
-impl RunDir {
-    /// Every event of the log (any kind), plus the 1-based numbers of the lines that are
-    /// not JSON objects (torn or corrupt), so a reader can say what it skipped. Bytes
-    /// that are not UTF-8 are replaced rather than failing the whole log.
-    ///
-    /// # Errors
-    /// If the log exists but cannot be read.
-    pub fn events_with_skipped(&self) -> Result<(Vec<serde_json::Value>, Vec<usize>)> {
+    pub fn events(&self) -> Result<EventLog> {
         let path = self.events_path();
         let bytes = match fs::read(&path) {
             Ok(b) => b,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                return Ok((Vec::new(), Vec::new()));
-            }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(EventLog::default()),
             Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
         };
-        let text = String::from_utf8_lossy(&bytes);
-        let mut events = Vec::new();
-        let mut skipped = Vec::new();
-        for (i, line) in text.lines().enumerate() {
-            if line.trim().is_empty() {
-                continue;
-            }
-            match serde_json::from_str::<serde_json::Value>(line) {
-                Ok(v) if v.is_object() => events.push(v),
-                _ => skipped.push(i + 1),
-            }
-        }
-        Ok((events, skipped))
+        Ok(EventLog::parse(&String::from_utf8_lossy(&bytes)))
     }
 }
 
@@ -448,7 +410,11 @@ mod tests {
         let a = run.promote(&c, serde_json::json!({})).unwrap();
         assert_eq!(run.accepted().unwrap(), Some(a));
         assert!(run.pending_candidates().unwrap().is_empty());
-        assert_eq!(run.events(Some("promote")).unwrap().len(), 1);
+        let promotions = run.events().unwrap();
+        let promotions = promotions
+            .events()
+            .filter(|e| matches!(e, Event::Promote { .. }));
+        assert_eq!(promotions.count(), 1);
         fs::write(ck.join("ckpt-0000000020.json"), "x").unwrap();
         let c2 = run
             .publish_candidate(&ck.join("ckpt-0000000020.json"), 20)
@@ -462,18 +428,22 @@ mod tests {
     fn an_event_after_a_torn_line_starts_on_a_line_of_its_own() {
         let root = temp("torn");
         let run = RunDir::open(&root).unwrap();
-        run.event("a", serde_json::json!({"n": 1})).unwrap();
+        let warning = |message: &str| Event::Warning {
+            model: None,
+            message: message.into(),
+        };
+        run.record(warning("a")).unwrap();
         // What a write cut short by a full disk leaves behind.
         let mut f = fs::OpenOptions::new()
             .append(true)
             .open(run.events_path())
             .unwrap();
         f.write_all(b"{\"time\":1,\"ki").unwrap();
-        run.event("b", serde_json::json!({"n": 2})).unwrap();
-        let (events, skipped) = run.events_with_skipped().unwrap();
-        let kinds: Vec<_> = events.iter().map(|e| e["kind"].clone()).collect();
-        assert_eq!(kinds, ["a", "b"]);
-        assert_eq!(skipped, [2]);
+        run.record(warning("b")).unwrap();
+        let log = run.events().unwrap();
+        let kinds: Vec<_> = log.events().cloned().collect();
+        assert_eq!(kinds, [warning("a"), warning("b")]);
+        assert_eq!(log.unreadable, [2]);
         fs::remove_dir_all(&root).unwrap();
     }
 

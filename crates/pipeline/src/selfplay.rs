@@ -14,7 +14,10 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::rundir::RunDir;
+use crate::{
+    events::{Event, SelfplayEvent},
+    rundir::RunDir,
+};
 use xq_nn::{Evaluator, UniformEvaluator};
 use xq_selfplay::{
     ACCEPTED_MODEL, ModelSource, Observer, PointerWatcher, ProgressMode, RunOptions,
@@ -74,7 +77,7 @@ pub fn run(args: Options) -> Result<()> {
                     args.run.join("logs/selfplay").join(&worker),
                 ));
                 move |s: &Snapshot| {
-                    if let Err(e) = events.event("selfplay", selfplay_event(&event_worker, s)) {
+                    if let Err(e) = events.record(selfplay_event(&event_worker, s)) {
                         eprintln!("selfplay: warning: {e:#}");
                     }
                     if let Ok(mut tb) = tb.lock() {
@@ -141,28 +144,32 @@ pub fn load_accepted_evaluator(run: &RunDir) -> Result<(Box<dyn Evaluator>, Box<
 
 /// The fields of a `selfplay` event (ARCHITECTURE.md, "The run directory"): the
 /// worker's counters so far (cumulative for that worker).
-pub fn selfplay_event(worker: &str, s: &Snapshot) -> serde_json::Value {
-    serde_json::json!({
-        "worker": worker,
-        "seconds": s.elapsed.as_secs_f64(),
-        "games": s.games,
-        "positions": s.positions,
-        "records": s.records,
-        "average_length": if s.games > 0 { s.positions as f64 / s.games as f64 } else { 0.0 },
-        "red_wins": s.red_wins,
-        "draws": s.draws,
-        "black_wins": s.black_wins,
-        "resignations": s.resignations,
-        "games_per_second": s.games_per_sec(),
-        "positions_per_second": s.positions_per_sec(),
-        "average_batch": s.avg_batch(),
-        "cache_hit_rate": s.cache_hit_rate(),
-        "evaluator_busy": s.evaluator_busy(),
-        "no_resign_games": s.no_resign_games,
-        "would_resign": s.would_resign,
-        "resign_false_positives": s.false_positives,
-        "resign_false_positive_rate": s.resign_false_positive_rate(),
-        "model_swaps": s.model_swaps,
+pub fn selfplay_event(worker: &str, s: &Snapshot) -> Event {
+    Event::Selfplay(SelfplayEvent {
+        worker: worker.to_owned(),
+        seconds: s.elapsed.as_secs_f64(),
+        games: s.games,
+        positions: s.positions,
+        records: s.records,
+        average_length: if s.games > 0 {
+            s.positions as f64 / s.games as f64
+        } else {
+            0.0
+        },
+        red_wins: s.red_wins,
+        draws: s.draws,
+        black_wins: s.black_wins,
+        resignations: s.resignations,
+        games_per_second: s.games_per_sec(),
+        positions_per_second: s.positions_per_sec(),
+        average_batch: s.avg_batch(),
+        cache_hit_rate: s.cache_hit_rate(),
+        evaluator_busy: s.evaluator_busy(),
+        no_resign_games: s.no_resign_games,
+        would_resign: s.would_resign,
+        resign_false_positives: s.false_positives,
+        resign_false_positive_rate: s.resign_false_positive_rate(),
+        model_swaps: s.model_swaps,
     })
 }
 

@@ -38,7 +38,6 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
-use serde_json::json;
 use xq_data::{
     Batch, BatchConfig, ChunkMeta, DataCursor, PrefetchConfig, Prefetcher, SplitConfig, Window,
     WindowLoader, WindowManifest, assemble_range, load_pgn_files,
@@ -47,7 +46,10 @@ use xq_train::{HostBatch, Progress, StepStats, Trainer};
 
 pub use config::TrainSection;
 
-use crate::rundir::{ModelRef, RunDir};
+use crate::{
+    events::{Event, TrainEvent, TrainPhase},
+    rundir::{ModelRef, RunDir},
+};
 
 /// How far one call of [`TrainSession::train`] goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -697,25 +699,28 @@ impl TrainSession {
             let n = iv.steps.max(1) as f64;
             let wall = iv.started.elapsed().as_secs_f64().max(1e-9);
             let m = iv.sums.map(|x| x / n);
-            self.run.event(
-                "train",
-                json!({
-                    "step": step,
-                    "samples": self.trainer.samples_seen(),
-                    "policy_loss": m[1],
-                    "value_loss": m[2],
-                    "total_loss": m[0],
-                    "policy_accuracy": m[3],
-                    "value_accuracy": m[4],
-                    "lr": s.lr,
-                    "grad_norm": m[5],
-                    "samples_per_second": iv.samples as f64 / wall,
-                    "window": self.selfplay.window.as_ref().map_or(0, |w| w.len()),
-                    "data_wait_share": (iv.waited.as_secs_f64() / wall).min(1.0),
-                    "phase": if supervised { "supervised" } else { "selfplay" },
-                    "record_steps": iv.record_steps,
-                }),
-            )?;
+            let finite = |x: f64| x.is_finite().then_some(x);
+            self.run.record(Event::Train(TrainEvent {
+                step,
+                samples: self.trainer.samples_seen(),
+                policy_loss: finite(m[1]),
+                value_loss: finite(m[2]),
+                total_loss: finite(m[0]),
+                policy_accuracy: finite(m[3]),
+                value_accuracy: finite(m[4]),
+                lr: finite(s.lr),
+                grad_norm: finite(m[5]),
+                samples_per_second: finite(iv.samples as f64 / wall),
+                window: self.selfplay.window.as_ref().map_or(0, |w| w.len()),
+                data_wait_share: finite((iv.waited.as_secs_f64() / wall).min(1.0)),
+                phase: if supervised {
+                    TrainPhase::Supervised
+                } else {
+                    TrainPhase::Selfplay
+                },
+                record_steps: iv.record_steps,
+                extra: Default::default(),
+            }))?;
             self.interval = EventInterval::new();
         }
         let pretrain_done = !self.supervised_only

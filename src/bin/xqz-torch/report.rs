@@ -30,7 +30,11 @@ use serde_json::Value;
 use xq_core::notation::{Style, format_move};
 use xq_data::pgn::{PgnGame, read_pgn};
 
-use xq_pipeline::rundir::{RunDir, now, write_atomic};
+use xq_eval::matches::MatchSummary;
+use xq_pipeline::{
+    events::Event,
+    rundir::{RunDir, now, write_atomic},
+};
 
 const CSS: &str = include_str!("report/report.css");
 const JS: &str = include_str!("report/report.js");
@@ -189,40 +193,6 @@ struct Report {
     data: PageData,
 }
 
-/// A number field; strings such as `"inf"` are accepted since Elo may be infinite and
-/// JSON has no infinity.
-fn num(v: &Value, key: &str) -> Option<f64> {
-    match v.get(key)? {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => match s.trim().to_ascii_lowercase().as_str() {
-            "inf" | "+inf" | "infinity" | "+infinity" => Some(f64::INFINITY),
-            "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
-            other => other.parse().ok(),
-        },
-        _ => None,
-    }
-}
-
-fn finite(v: &Value, key: &str) -> Option<f64> {
-    num(v, key).filter(|x| x.is_finite())
-}
-
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-fn count(v: &Value, key: &str) -> Option<u64> {
-    finite(v, key)
-        .filter(|x| *x >= 0.0)
-        .map(|x| x.round() as u64)
-}
-
-fn text(v: &Value, key: &str) -> Option<String> {
-    match v.get(key)? {
-        Value::String(s) => Some(s.clone()),
-        Value::Number(n) => Some(n.to_string()),
-        Value::Bool(b) => Some(b.to_string()),
-        _ => None,
-    }
-}
-
 /// The training step in a model name such as `s0000001200` (see `rundir::model_name`).
 fn step_of(name: &str) -> Option<u64> {
     name.strip_prefix('s')?.parse().ok()
@@ -231,36 +201,33 @@ fn step_of(name: &str) -> Option<u64> {
 /// Elo, its interval, and which edge to draw it at when it is unbounded.
 type EloFields = (Option<f64>, Option<f64>, Option<f64>, Option<&'static str>);
 
-fn elo_fields(v: &Value, score: Option<f64>) -> EloFields {
-    let elo = num(v, "elo");
-    let unbounded = match elo {
-        Some(e) if e == f64::INFINITY => Some("top"),
-        Some(e) if e == f64::NEG_INFINITY => Some("bottom"),
-        Some(e) if e.is_finite() => None,
-        _ => match score {
-            Some(s) if s >= 1.0 => Some("top"),
-            Some(s) if s <= 0.0 => Some("bottom"),
-            _ => None,
-        },
+fn elo_fields(m: &MatchSummary) -> EloFields {
+    // JSON has no infinity: an unbounded Elo (a 100% or 0% score) is written as null.
+    let unbounded = match (m.elo, m.score) {
+        (Some(e), _) if e == f64::INFINITY => Some("top"),
+        (Some(e), _) if e == f64::NEG_INFINITY => Some("bottom"),
+        (Some(_), _) => None,
+        (None, Some(s)) if s >= 1.0 => Some("top"),
+        (None, Some(s)) if s <= 0.0 => Some("bottom"),
+        _ => None,
     };
-    let elo = elo.filter(|e| e.is_finite());
     (
-        elo,
-        finite(v, "elo_lower"),
-        finite(v, "elo_upper"),
+        m.elo.filter(|e| e.is_finite()),
+        m.elo_lower.filter(|e| e.is_finite()),
+        m.elo_upper.filter(|e| e.is_finite()),
         unbounded,
     )
 }
 
-/// Numeric fields of an event (bookkeeping fields left out).
+/// Finite numeric fields of an event (bookkeeping fields left out), for the charts.
 fn numeric_fields(v: &Value) -> BTreeMap<String, f64> {
     let mut out = BTreeMap::new();
     if let Some(obj) = v.as_object() {
-        for (k, _) in obj {
+        for (k, x) in obj {
             if k == "time" || k == "kind" {
                 continue;
             }
-            if let Some(x) = finite(v, k) {
+            if let Some(x) = x.as_f64().filter(|x| x.is_finite()) {
                 out.insert(k.clone(), x);
             }
         }
@@ -282,7 +249,8 @@ fn thin<T: Clone>(items: Vec<T>, max: usize) -> Vec<T> {
 fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result<Report> {
     let root = run.root().to_path_buf();
     let mut warnings = Vec::new();
-    let (events, skipped) = run.events_with_skipped()?;
+    let log = run.events()?;
+    let skipped = &log.unreadable;
     if !skipped.is_empty() {
         let shown: Vec<String> = skipped.iter().take(10).map(ToString::to_string).collect();
         warnings.push(format!(
@@ -292,35 +260,29 @@ fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result<Rep
             if skipped.len() > 10 { ", ..." } else { "" }
         ));
     }
-    let kind = |v: &Value| v.get("kind").and_then(Value::as_str).map(str::to_owned);
     let mut data = PageData::default();
     let mut totals = Totals::default();
     let mut accepted: BTreeSet<String> = BTreeSet::new();
     let mut best_player: Option<String> = None;
-    let mut incomplete: BTreeMap<&'static str, usize> = BTreeMap::new();
+    let incomplete = &log.incomplete;
     let mut per_worker: BTreeMap<String, (u64, u64)> = BTreeMap::new();
     let (mut sum_games, mut sum_positions) = (None::<u64>, None::<u64>);
     let mut max_step: Option<u64> = None;
     let mut train_latest = BTreeMap::new();
     let mut selfplay_latest = BTreeMap::new();
 
-    for ev in &events {
-        let time = count(ev, "time");
-        match kind(ev).as_deref() {
-            Some("rating") => {
-                let (Some(model), Some(opponent)) = (text(ev, "model"), text(ev, "opponent"))
-                else {
-                    *incomplete.entry("rating").or_default() += 1;
-                    continue;
-                };
-                let score = finite(ev, "score");
-                let (elo, lo, hi, unbounded) = elo_fields(ev, score);
+    for record in &log.records {
+        let time = record.time;
+        match &record.event {
+            Event::Rating(r) => {
+                let m = &r.result;
+                let (elo, lo, hi, unbounded) = elo_fields(m);
                 data.ratings.push(Rating {
-                    step: count(ev, "step").or_else(|| step_of(&model)),
-                    model,
-                    opponent,
-                    games: count(ev, "games"),
-                    score,
+                    step: r.step.or_else(|| step_of(&r.model)),
+                    model: r.model.clone(),
+                    opponent: r.opponent.clone(),
+                    games: Some(m.games),
+                    score: m.score,
                     elo,
                     lo,
                     hi,
@@ -328,67 +290,53 @@ fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result<Rep
                     time,
                 });
             }
-            Some("gate") => {
-                let Some(candidate) = text(ev, "candidate") else {
-                    *incomplete.entry("gate").or_default() += 1;
-                    continue;
-                };
-                let score = finite(ev, "score");
-                let (elo, lo, hi, unbounded) = elo_fields(ev, score);
-                let accepted_flag = ev.get("accepted").and_then(Value::as_bool);
-                if accepted_flag == Some(true) {
-                    accepted.insert(candidate.clone());
+            Event::Gate(g) => {
+                let m = &g.result;
+                let (elo, lo, hi, unbounded) = elo_fields(m);
+                if g.accepted {
+                    accepted.insert(g.candidate.clone());
                 }
-                let llr =
-                    finite(ev, "llr").or_else(|| ev.get("sprt").and_then(|s| finite(s, "llr")));
+                // A gate decided without games (the first network) has no score.
+                let played = m.games != 0;
                 data.gates.push(Gate {
-                    step: count(ev, "step").or_else(|| step_of(&candidate)),
-                    opponent: text(ev, "opponent").or_else(|| text(ev, "b")),
-                    candidate,
-                    accepted: accepted_flag,
-                    games: count(ev, "games"),
-                    // A gate decided without games (the first network) has no score.
-                    score: score.filter(|_| count(ev, "games") != Some(0)),
+                    step: Some(g.step)
+                        .filter(|s| *s > 0)
+                        .or_else(|| step_of(&g.candidate)),
+                    opponent: g
+                        .opponent
+                        .clone()
+                        .or_else(|| Some(m.b.clone()).filter(|b| !b.is_empty())),
+                    candidate: g.candidate.clone(),
+                    accepted: Some(g.accepted),
+                    games: Some(m.games),
+                    score: m.score.filter(|_| played),
                     elo,
                     lo,
                     hi,
-                    unbounded: unbounded.filter(|_| count(ev, "games") != Some(0)),
-                    reason: text(ev, "reason"),
-                    llr,
+                    unbounded: unbounded.filter(|_| played),
+                    reason: Some(g.reason.clone()).filter(|r| !r.is_empty()),
+                    llr: m.sprt.map(|s| s.llr).filter(|x| x.is_finite()),
                     time,
                 });
             }
-            Some("train") => {
-                let fields = numeric_fields(ev);
-                if let Some(step) = count(ev, "step") {
-                    max_step = max_step.max(Some(step));
-                    train_latest.extend(fields.clone());
-                    data.train.push(fields);
-                } else {
-                    *incomplete.entry("train").or_default() += 1;
-                }
+            Event::Train(t) => {
+                let fields = numeric_fields(&serde_json::to_value(t)?);
+                max_step = max_step.max(Some(t.step));
+                train_latest.extend(fields.clone());
+                data.train.push(fields);
             }
-            Some("candidate") => {
-                max_step = max_step.max(count(ev, "step"));
+            Event::Candidate { step, .. } => {
+                max_step = max_step.max(Some(*step));
             }
-            Some("selfplay") => {
-                let mut fields = numeric_fields(ev);
-                let worker = text(ev, "worker").unwrap_or_default();
-                let entry = per_worker.entry(worker).or_default();
-                if let Some(g) = count(ev, "games") {
-                    entry.0 = entry.0.max(g);
-                    sum_games = Some(per_worker.values().map(|w| w.0).sum());
-                }
-                let entry = per_worker
-                    .entry(text(ev, "worker").unwrap_or_default())
-                    .or_default();
-                if let Some(p) = count(ev, "positions") {
-                    entry.1 = entry.1.max(p);
-                    sum_positions = Some(per_worker.values().map(|w| w.1).sum());
-                }
-                let x = sum_games;
+            Event::Selfplay(sp) => {
+                let mut fields = numeric_fields(&serde_json::to_value(sp)?);
+                let entry = per_worker.entry(sp.worker.clone()).or_default();
+                entry.0 = entry.0.max(sp.games);
+                entry.1 = entry.1.max(sp.positions);
+                sum_games = Some(per_worker.values().map(|w| w.0).sum());
+                sum_positions = Some(per_worker.values().map(|w| w.1).sum());
                 #[allow(clippy::cast_precision_loss)]
-                let x = x.map_or(data.selfplay.len() as f64 + 1.0, |g| g as f64);
+                let x = sum_games.map_or(data.selfplay.len() as f64 + 1.0, |g| g as f64);
                 selfplay_latest.extend(fields.clone());
                 fields.insert("x".into(), x);
                 if let Some(t) = time {
@@ -397,28 +345,25 @@ fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result<Rep
                 }
                 data.selfplay.push(fields);
             }
-            Some("promote") => {
-                if let Some(m) = text(ev, "model") {
-                    accepted.insert(m);
-                }
+            Event::Promote { model, .. } => {
+                accepted.insert(model.clone());
             }
-            Some("export") => {
-                let path = ["path", "out", "dir", "player"]
-                    .iter()
-                    .find_map(|k| text(ev, k));
-                if let Some(p) = path {
-                    let p = PathBuf::from(p);
-                    let p = if p.is_relative() { root.join(p) } else { p };
-                    let model = text(ev, "model")
-                        .map(|m| format!(" (network {m})"))
-                        .unwrap_or_default();
-                    best_player = Some(format!("{}{model}", p.display()));
-                }
+            Event::Export { model, path, .. } => {
+                let p = if path.is_relative() {
+                    root.join(path)
+                } else {
+                    path.clone()
+                };
+                let model = model
+                    .as_ref()
+                    .map(|m| format!(" (network {m})"))
+                    .unwrap_or_default();
+                best_player = Some(format!("{}{model}", p.display()));
             }
-            _ => {}
+            Event::Warning { .. } => {}
         }
     }
-    for (k, n) in &incomplete {
+    for (k, n) in incomplete {
         warnings.push(format!(
             "events.jsonl: {n} {k} event(s) without their key fields skipped"
         ));
@@ -495,7 +440,7 @@ fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result<Rep
         root: abs,
         config,
         generated: now(),
-        events: events.len(),
+        events: log.records.len(),
         totals,
         current: current.map(|m| format!("{} (step {})", m.name, m.step)),
         best_player,
@@ -1058,8 +1003,8 @@ mod tests {
             (serde_json::json!({"score": 0.5}), None),
         ];
         for (v, want) in cases {
-            let score = finite(&v, "score");
-            assert_eq!(elo_fields(&v, score).3, want, "{v}");
+            let m: MatchSummary = serde_json::from_value(v.clone()).unwrap();
+            assert_eq!(elo_fields(&m).3, want, "{v}");
         }
     }
 

@@ -190,14 +190,14 @@
         }) });
     }
     if (byName.length) {
-      chart(byName.length, { title: 'Game length', xLabel: xLabel, yLabel: 'plies', series: seriesOf(sp, ['avg_length'], 'x') });
+      chart(byName.length, { title: 'Game length', xLabel: xLabel, yLabel: 'plies', series: seriesOf(sp, ['average_length'], 'x') });
     }
     if (byName.rates) {
       chart(byName.rates, { title: 'Cache hits and resignation false positives', xLabel: xLabel, yLabel: '%', yMin: 0,
         series: seriesOf(sp, ['cache_hit_rate', 'resign_false_positive_rate'], 'x', 100) });
     }
     if (byName.batch) {
-      chart(byName.batch, { title: 'Average evaluation batch', xLabel: xLabel, yLabel: 'positions', yMin: 0, series: seriesOf(sp, ['avg_batch'], 'x') });
+      chart(byName.batch, { title: 'Average evaluation batch', xLabel: xLabel, yLabel: 'positions', yMin: 0, series: seriesOf(sp, ['average_batch'], 'x') });
     }
   }
 

@@ -1,0 +1,323 @@
+//! The run's event log, `events.jsonl`: one typed [`Event`] a line, tagged by `kind`,
+//! shared by every writer (self-play, trainer, gatekeeper, rating, export) and every
+//! reader (`xqz report`, the run summary).
+//!
+//! Each line is a JSON object `{"time": UNIX_SECONDS, "kind": KIND, ...fields}`,
+//! appended with one `write` of the whole line so that concurrent writers never
+//! interleave. Readers are tolerant, because a log is most wanted when something went
+//! wrong: a line that is not a JSON object (a write torn by a full disk or a kill) is
+//! unreadable and counted, a line of a known kind without its key fields is counted as
+//! incomplete, and kinds this version does not know are passed over (a newer writer).
+
+use std::{collections::BTreeMap, path::PathBuf};
+
+use serde::{Deserialize, Serialize};
+use xq_eval::matches::MatchSummary;
+
+/// One line of `events.jsonl`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Record {
+    /// Unix seconds when it was written.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time: Option<u64>,
+    #[serde(flatten)]
+    pub event: Event,
+}
+
+/// What happened.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum Event {
+    /// A self-play worker's counters (cumulative: the latest of a worker holds its
+    /// totals).
+    Selfplay(SelfplayEvent),
+    /// The trainer's means over the last `event_every` steps.
+    Train(TrainEvent),
+    /// A network was published for gating.
+    Candidate { model: String, step: u64 },
+    /// A gating decision.
+    Gate(GateEvent),
+    /// A candidate became the accepted network.
+    Promote {
+        model: String,
+        #[serde(default)]
+        step: u64,
+        /// The gating result that promoted it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        details: Option<serde_json::Value>,
+    },
+    /// A network was exported as a UCCI player.
+    Export {
+        #[serde(default)]
+        model: Option<String>,
+        #[serde(default)]
+        step: Option<u64>,
+        /// The player directory (relative paths are relative to the run directory).
+        #[serde(alias = "out", alias = "dir", alias = "player")]
+        path: PathBuf,
+    },
+    /// A match of a network against a rating opponent.
+    Rating(RatingEvent),
+    /// Something failed without stopping the run.
+    Warning {
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        model: Option<String>,
+        message: String,
+    },
+}
+
+impl Event {
+    /// The `kind` tag of this event.
+    pub const fn kind(&self) -> &'static str {
+        match self {
+            Event::Selfplay(_) => "selfplay",
+            Event::Train(_) => "train",
+            Event::Candidate { .. } => "candidate",
+            Event::Gate(_) => "gate",
+            Event::Promote { .. } => "promote",
+            Event::Export { .. } => "export",
+            Event::Rating(_) => "rating",
+            Event::Warning { .. } => "warning",
+        }
+    }
+}
+
+/// Every `kind` this version reads.
+pub const KINDS: [&str; 8] = [
+    "selfplay",
+    "train",
+    "candidate",
+    "gate",
+    "promote",
+    "export",
+    "rating",
+    "warning",
+];
+
+/// A self-play worker's counters since it started.
+#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
+#[serde(default)]
+pub struct SelfplayEvent {
+    pub worker: String,
+    pub seconds: f64,
+    pub games: u64,
+    pub positions: u64,
+    pub records: u64,
+    /// Plies per game (`avg_length` in logs of earlier versions).
+    #[serde(alias = "avg_length")]
+    pub average_length: f64,
+    pub red_wins: u64,
+    pub draws: u64,
+    pub black_wins: u64,
+    pub resignations: u64,
+    pub games_per_second: f64,
+    pub positions_per_second: f64,
+    /// Positions per evaluator call (`avg_batch` in logs of earlier versions).
+    #[serde(alias = "avg_batch")]
+    pub average_batch: f64,
+    pub cache_hit_rate: f64,
+    pub evaluator_busy: f64,
+    pub no_resign_games: u64,
+    pub would_resign: u64,
+    pub resign_false_positives: u64,
+    pub resign_false_positive_rate: f64,
+    pub model_swaps: u64,
+}
+
+/// Which data a training stretch used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TrainPhase {
+    /// Game records (pre-training).
+    Supervised,
+    /// Self-play chunks.
+    #[default]
+    Selfplay,
+}
+
+/// The trainer's interval means.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TrainEvent {
+    pub step: u64,
+    #[serde(default)]
+    pub samples: u64,
+    #[serde(default)]
+    pub policy_loss: Option<f64>,
+    #[serde(default)]
+    pub value_loss: Option<f64>,
+    #[serde(default)]
+    pub total_loss: Option<f64>,
+    #[serde(default)]
+    pub policy_accuracy: Option<f64>,
+    #[serde(default)]
+    pub value_accuracy: Option<f64>,
+    #[serde(default)]
+    pub lr: Option<f64>,
+    #[serde(default)]
+    pub grad_norm: Option<f64>,
+    #[serde(default)]
+    pub samples_per_second: Option<f64>,
+    /// Positions in the replay window.
+    #[serde(default)]
+    pub window: u64,
+    /// Share of the wall time spent waiting for batches.
+    #[serde(default)]
+    pub data_wait_share: Option<f64>,
+    #[serde(default)]
+    pub phase: TrainPhase,
+    /// Steps of the interval that trained on record batches (`mix_every`).
+    #[serde(default)]
+    pub record_steps: u64,
+    /// Fields of newer writers, kept for readers that chart every number.
+    #[serde(flatten)]
+    pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// A gating decision: the candidate's match against the accepted network (no games
+/// for the first network, which is accepted outright).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GateEvent {
+    pub candidate: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub opponent: Option<String>,
+    #[serde(default)]
+    pub step: u64,
+    pub accepted: bool,
+    /// `first`, `sprt_h1`, `sprt_h0`, `threshold_met` or `threshold_missed`.
+    #[serde(default)]
+    pub reason: String,
+    #[serde(flatten)]
+    pub result: MatchSummary,
+}
+
+/// A rating match.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RatingEvent {
+    pub model: String,
+    pub opponent: String,
+    #[serde(default)]
+    pub step: Option<u64>,
+    /// The final match of the run (not a short rating after a promotion).
+    #[serde(default, rename = "final")]
+    pub is_final: bool,
+    #[serde(default)]
+    pub visits: u32,
+    #[serde(flatten)]
+    pub result: MatchSummary,
+}
+
+/// What a reader got out of `events.jsonl`.
+#[derive(Debug, Clone, Default)]
+pub struct EventLog {
+    pub records: Vec<Record>,
+    /// 1-based numbers of lines that are not JSON objects (torn or garbled writes).
+    pub unreadable: Vec<usize>,
+    /// Lines of a known kind without their key fields, counted by kind.
+    pub incomplete: BTreeMap<&'static str, usize>,
+}
+
+impl EventLog {
+    /// Reads the text of an event log (see the module documentation).
+    pub fn parse(text: &str) -> EventLog {
+        let mut log = EventLog::default();
+        for (i, line) in text.lines().enumerate() {
+            if line.trim().is_empty() {
+                continue;
+            }
+            let value = match serde_json::from_str::<serde_json::Value>(line) {
+                Ok(v @ serde_json::Value::Object(_)) => v,
+                _ => {
+                    log.unreadable.push(i + 1);
+                    continue;
+                }
+            };
+            let kind = value
+                .get("kind")
+                .and_then(serde_json::Value::as_str)
+                .and_then(|k| KINDS.iter().find(|known| **known == k).copied());
+            match (serde_json::from_value::<Record>(value), kind) {
+                (Ok(r), _) => log.records.push(r),
+                (Err(_), Some(kind)) => *log.incomplete.entry(kind).or_default() += 1,
+                (Err(_), None) => {}
+            }
+        }
+        log
+    }
+
+    /// The events, in order.
+    pub fn events(&self) -> impl Iterator<Item = &Event> {
+        self.records.iter().map(|r| &r.event)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_round_trip_through_a_line() {
+        let events = [
+            Event::Candidate {
+                model: "s0000000100".into(),
+                step: 100,
+            },
+            Event::Warning {
+                model: None,
+                message: "disk".into(),
+            },
+            Event::Gate(GateEvent {
+                candidate: "s0000000200".into(),
+                opponent: Some("s0000000100".into()),
+                step: 200,
+                accepted: false,
+                reason: "sprt_h0".into(),
+                result: MatchSummary {
+                    games: 16,
+                    wins: 3,
+                    draws: 2,
+                    losses: 11,
+                    score: Some(0.25),
+                    ..MatchSummary::default()
+                },
+            }),
+        ];
+        for event in events {
+            let r = Record {
+                time: Some(7),
+                event,
+            };
+            let line = serde_json::to_string(&r).unwrap();
+            let v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            assert_eq!(v["kind"], r.event.kind(), "{line}");
+            assert_eq!(EventLog::parse(&line).records, [r]);
+        }
+    }
+
+    #[test]
+    fn torn_incomplete_and_unknown_lines_are_told_apart() {
+        let text = "{\"time\":1,\"kind\":\"candidate\",\"model\":\"m\",\"step\":1}\n\
+                    {\"time\":2,\"ki\n\
+                    [1, 2]\n\
+                    {\"kind\":\"rating\",\"score\":0.5}\n\
+                    {\"kind\":\"from_the_future\",\"x\":1}\n";
+        let log = EventLog::parse(text);
+        assert_eq!(log.records.len(), 1);
+        assert_eq!(log.unreadable, [2, 3]);
+        assert_eq!(log.incomplete.get("rating"), Some(&1));
+        assert_eq!(log.incomplete.len(), 1);
+    }
+
+    #[test]
+    fn a_train_event_keeps_fields_it_does_not_name() {
+        let line = r#"{"time":3,"kind":"train","step":10,"holdout_accuracy":0.4}"#;
+        let log = EventLog::parse(line);
+        let Event::Train(t) = &log.records[0].event else {
+            panic!("{:?}", log.records)
+        };
+        assert_eq!(t.step, 10);
+        assert_eq!(
+            t.extra.get("holdout_accuracy"),
+            Some(&serde_json::json!(0.4))
+        );
+    }
+}
