@@ -18,12 +18,11 @@
 //! from its last checkpoint, gating picks up pending candidates, and the wall time
 //! spent is kept in `state.json`.
 //!
-//! On a terminal, progress shows as indicatif bars under the log lines (self-play
-//! games, training steps with samples/s and ETA, the current gating or rating match);
-//! when stderr is a file or a pipe, as plain log lines.
+//! Progress goes to a [`crate::progress::RunObserver`]: the binary draws bars on a
+//! terminal (self-play games, training steps, the current gating or rating match) and
+//! prints plain log lines otherwise.
 
 use std::{
-    io::IsTerminal,
     path::{Path, PathBuf},
     sync::{
         Arc, Mutex,
@@ -36,22 +35,17 @@ use std::{
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use xq_eval::{
-    matches::{MatchConfig, MatchStatus, run_match},
+    matches::{MatchConfig, run_match},
     player::{Player, PlayerError},
     referee::GameSettings,
     spec::PlayerSpec,
 };
-use xq_selfplay::{
-    Observer, ProgressMode, RunOptions, SelfplayConfig, Snapshot,
-    stats::{
-        bar_message, bar_style,
-        indicatif::{MultiProgress, ProgressBar, ProgressStyle},
-    },
-};
+use xq_selfplay::{Observer, ProgressMode, RunOptions, SelfplayConfig, Snapshot};
 
 use crate::{
     events::{Event, EventLog, RatingEvent},
     gate::{GateProgress, GateSection, gate_once, net_spec},
+    progress::{SharedObserver, Task, TaskProgress, Update},
     rundir::{ModelRef, RunDir, write_atomic},
     selfplay::{load_accepted_evaluator, log_tensorboard, selfplay_event},
     train::{StepObserver, StepView, TrainSection, train_concurrently, train_until},
@@ -293,240 +287,43 @@ impl Budget {
     }
 }
 
-/// How `xqz run` shows progress.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Display {
-    /// indicatif bars (self-play, training, the current match) under the log lines.
-    Bars,
-    /// Plain log lines, for a file or a pipe (`nohup`, CI logs).
-    Lines,
-}
-
-impl Display {
-    /// Bars only on a terminal that can redraw lines.
-    fn choose(stderr_is_terminal: bool, term: Option<&str>) -> Display {
-        if stderr_is_terminal && term.is_none_or(|t| t != "dumb") {
-            Display::Bars
-        } else {
-            Display::Lines
-        }
-    }
-
-    fn detect() -> Display {
-        Display::choose(
-            std::io::stderr().is_terminal(),
-            std::env::var("TERM").ok().as_deref(),
-        )
-    }
-
-    /// What the self-play worker shows itself: with bars the run draws the self-play
-    /// bar (from the observer, among its other bars), with lines the worker prints its
-    /// own lines.
-    fn selfplay_progress(self) -> ProgressMode {
-        match self {
-            Display::Bars => ProgressMode::Quiet,
-            Display::Lines => ProgressMode::Lines,
-        }
-    }
-
-    /// How often the self-play observer is called: often enough for a bar, or just
-    /// for the `selfplay` events.
-    fn observe_every(self) -> Duration {
-        match self {
-            Display::Bars => Duration::from_millis(250),
-            Display::Lines => SELFPLAY_EVENT_EVERY,
-        }
-    }
-}
-
 /// Time between `selfplay` events (and TensorBoard points) of a self-play phase.
 const SELFPLAY_EVENT_EVERY: Duration = Duration::from_secs(60);
 
-/// The run's output: log lines, and with [`Display::Bars`] the bars, all through one
-/// `MultiProgress` so that bars of concurrent phases and log lines do not garble
-/// each other.
-#[derive(Debug, Clone)]
-struct Ui {
-    multi: Option<MultiProgress>,
-}
-
-/// A bar of the run's `MultiProgress`, cleared and removed when dropped.
-#[derive(Debug)]
-struct Bar {
-    bar: ProgressBar,
-    multi: MultiProgress,
-}
-
-impl std::ops::Deref for Bar {
-    type Target = ProgressBar;
-    fn deref(&self) -> &ProgressBar {
-        &self.bar
+/// How often the self-play observer is called: often enough for live progress, or
+/// just for the `selfplay` events.
+fn observe_every(live: bool) -> Duration {
+    if live {
+        Duration::from_millis(250)
+    } else {
+        SELFPLAY_EVENT_EVERY
     }
 }
 
-impl Drop for Bar {
-    fn drop(&mut self) {
-        self.bar.finish_and_clear();
-        self.multi.remove(&self.bar);
+/// The training progress, from the trainer's step observer: begun on the first step
+/// (a training call that has nothing to do shows nothing) and ended when the observer
+/// is dropped with its session. `None` without live progress.
+fn train_observer(obs: &SharedObserver) -> Option<StepObserver> {
+    if !obs.live() {
+        return None;
     }
-}
-
-impl Ui {
-    fn new(display: Display) -> Ui {
-        Ui {
-            multi: (display == Display::Bars).then(MultiProgress::new),
-        }
-    }
-
-    fn display(&self) -> Display {
-        if self.multi.is_some() {
-            Display::Bars
-        } else {
-            Display::Lines
-        }
-    }
-
-    /// A time-stamped log line: above the bars, or on stderr.
-    fn log(&self, line: &str) {
-        let line = format!("[{}] {line}", humantime(crate::rundir::now()));
-        match &self.multi {
-            Some(m) => {
-                if m.println(&line).is_err() {
-                    eprintln!("{line}");
-                }
-            }
-            None => eprintln!("{line}"),
-        }
-    }
-
-    /// A new bar below the others (`None` with plain lines).
-    fn bar(&self, len: Option<u64>, style: ProgressStyle) -> Option<Bar> {
-        let multi = self.multi.as_ref()?;
-        let bar = multi.add(match len {
-            Some(n) => ProgressBar::new(n),
-            None => ProgressBar::new_spinner(),
-        });
-        bar.set_style(style);
-        bar.enable_steady_tick(Duration::from_millis(500));
-        Some(Bar {
-            bar,
-            multi: multi.clone(),
-        })
-    }
-}
-
-fn style(template: &str) -> ProgressStyle {
-    ProgressStyle::with_template(template)
-        .unwrap_or_else(|_| ProgressStyle::default_bar())
-        .progress_chars("=> ")
-}
-
-/// The bar of a gating or rating match: games played of those planned, and the
-/// status line (score, Elo, LLR).
-fn match_style(tag: &str) -> ProgressStyle {
-    style(&format!(
-        "{tag:<8} {{spinner}} [{{elapsed_precise}}] {{pos}}/{{len}} games {{bar:20}} {{msg}}"
-    ))
-}
-
-fn show_match(bar: &ProgressBar, s: &MatchStatus) {
-    let g = &s.games;
-    bar.set_length(s.planned_games as u64);
-    bar.set_position(g.wins + g.draws + g.losses);
-    bar.set_message(s.line());
-}
-
-/// The training bar's message: step (of the stretch's end), samples/s, loss and the
-/// time to the end of the stretch.
-fn train_message(v: &StepView, rate: Option<(f64, f64)>) -> String {
-    let mut s = match v.end {
-        Some(e) => format!("step {}/{e}", v.step),
-        None => format!("step {}", v.step),
-    };
-    if let Some((samples_per_sec, _)) = rate {
-        s += &format!(", {samples_per_sec:.0} samples/s");
-    }
-    s += &format!(
-        ", loss {:.3}, policy top-1 {:.1}%",
-        v.total_loss,
-        100.0 * v.policy_accuracy
-    );
-    if v.supervised {
-        s += " (pre-training)";
-    }
-    if let (Some(e), Some((_, steps_per_sec))) = (v.end, rate)
-        && steps_per_sec > 0.0
-    {
-        let left = e.saturating_sub(v.step) as f64 / steps_per_sec;
-        s += &format!(", eta {}", fmt_duration(left));
-    }
-    s
-}
-
-fn fmt_duration(secs: f64) -> String {
-    let s = secs.max(0.0).round() as u64;
-    match s {
-        0..60 => format!("{s}s"),
-        60..3600 => format!("{}m{:02}s", s / 60, s % 60),
-        _ => format!("{}h{:02}m", s / 3600, s / 60 % 60),
-    }
-}
-
-/// The training bar, drawn from the trainer's step observer; made on the first step
-/// (a training call that has nothing to do shows nothing) and cleared when the
-/// observer is dropped with its session.
-fn train_observer(ui: &Ui) -> Option<StepObserver> {
-    ui.multi.as_ref()?;
-    let ui = ui.clone();
-    let mut bar: Option<Bar> = None;
-    // Rates are measured over the current stretch of steps: a pause (waiting for
-    // data, a checkpoint) longer than this starts a new one.
-    const PAUSE: Duration = Duration::from_secs(5);
-    let mut origin: Option<(Instant, StepView)> = None;
-    let mut last = Instant::now();
+    let obs = obs.clone();
+    let mut task: Option<Box<dyn TaskProgress>> = None;
     Some(Box::new(move |v: &StepView| {
-        let now = Instant::now();
-        if origin.is_none() || now.duration_since(last) > PAUSE {
-            origin = Some((now, *v));
-        }
-        last = now;
-        let rate = origin.and_then(|(t0, v0)| {
-            let dt = now.duration_since(t0).as_secs_f64();
-            (dt > 0.0 && v.step > v0.step).then(|| {
-                (
-                    v.samples.saturating_sub(v0.samples) as f64 / dt,
-                    (v.step - v0.step) as f64 / dt,
-                )
-            })
-        });
-        if bar.is_none() {
-            bar = ui.bar(
-                None,
-                style("train    {spinner} [{elapsed_precise}] {bar:20} {msg}"),
-            );
-        }
-        if let Some(b) = &bar {
-            b.set_length(v.end.unwrap_or(v.step).max(v.step));
-            b.set_position(v.step);
-            b.set_message(train_message(v, rate));
-        }
+        task.get_or_insert_with(|| obs.begin(Task::Train))
+            .update(Update::Train(v));
     }))
-}
-
-fn humantime(secs: u64) -> String {
-    let s = secs % 86_400;
-    format!("{:02}:{:02}:{:02}", s / 3600, s / 60 % 60, s % 60)
 }
 
 /// Copies the config into the run on first start; later starts must use the same
 /// config (or one that differs only in the budget), so a run stays explainable.
-fn record_config(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
+fn record_config(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
     let path = run.config_path();
     if path.exists() {
         let old = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?;
         if old != cfg.text {
-            ui.log(&format!(
+            obs.log(&format!(
                 "note: {} differs from the given config; the given one is used and copied over",
                 path.display()
             ));
@@ -567,7 +364,13 @@ impl RatingSection {
 }
 
 /// Rates `model` against each opponent of `stage`; appends `rating` events.
-fn rate(ui: &Ui, run: &RunDir, model: &ModelRef, r: &RatingSection, stage: Stage) -> Result<()> {
+fn rate(
+    obs: &SharedObserver,
+    run: &RunDir,
+    model: &ModelRef,
+    r: &RatingSection,
+    stage: Stage,
+) -> Result<()> {
     let (opponents, games, visits, tag) = r.plan(stage);
     if games == 0 {
         return Ok(());
@@ -598,14 +401,14 @@ fn rate(ui: &Ui, run: &RunDir, model: &ModelRef, r: &RatingSection, stage: Stage
         };
         let build_a = || -> Result<Box<dyn Player>, PlayerError> { me.build() };
         let build_b = || -> Result<Box<dyn Player>, PlayerError> { spec.build() };
-        let bar = ui.bar(Some(config.games as u64), match_style(tag));
+        let mut task = obs.live().then(|| obs.begin(Task::Match { tag }));
         let report = run_match(&build_a, &build_b, &config, &mut |s| {
-            if let Some(b) = &bar {
-                show_match(b, s);
+            if let Some(t) = &mut task {
+                t.update(Update::Match(s));
             }
         })?;
-        drop(bar);
-        ui.log(&format!("{tag}: {}", report.status.line()));
+        drop(task);
+        obs.log(&format!("{tag}: {}", report.status.line()));
         run.record(Event::Rating(RatingEvent {
             model: model.name.clone(),
             opponent: opponent.clone(),
@@ -645,7 +448,12 @@ fn sanitize(s: &str) -> String {
 }
 
 /// Exports and rates a newly accepted network.
-fn after_promotion(ui: &Ui, run: &RunDir, cfg: &RunConfig, model: &ModelRef) -> Result<()> {
+fn after_promotion(
+    obs: &SharedObserver,
+    run: &RunDir,
+    cfg: &RunConfig,
+    model: &ModelRef,
+) -> Result<()> {
     let binary = std::env::current_exe().context("cannot find the running xqz binary")?;
     let out = run.players_dir().join(&model.name);
     if !out.exists() {
@@ -666,51 +474,47 @@ fn after_promotion(ui: &Ui, run: &RunDir, cfg: &RunConfig, model: &ModelRef) -> 
             step: Some(model.step),
             path: summary.out.clone(),
         })?;
-        ui.log(&format!("exported {} to {}", model.name, out.display()));
+        obs.log(&format!("exported {} to {}", model.name, out.display()));
     }
     let r = &cfg.file.rating;
-    rate(ui, run, model, r, Stage::Promotion)?;
+    rate(obs, run, model, r, Stage::Promotion)?;
     Ok(())
 }
 
 /// Gates the newest pending candidate (older pending ones are recorded as superseded),
 /// once: in concurrent mode new candidates keep arriving, and the caller checks the
 /// budget between calls.
-fn gate_pending(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
-    // With bars, the status line after each pair moves the match's bar instead of
-    // being printed; the last one is printed when the match is over.
-    let mut bar: Option<Bar> = None;
+fn gate_pending(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
+    // Live, the status after each pair moves the match's display instead of being
+    // logged; the last one is logged when the match is over.
+    let mut task: Option<Box<dyn TaskProgress>> = None;
     let mut last_status: Option<String> = None;
     let decision = gate_once(run, &cfg.file.gate, &mut |p| match p {
-        GateProgress::Match(status) if ui.display() == Display::Bars => {
-            if bar.is_none() {
-                bar = ui.bar(None, match_style("gate"));
-            }
-            if let Some(b) = &bar {
-                show_match(b, status);
-            }
+        GateProgress::Match(status) if obs.live() => {
+            task.get_or_insert_with(|| obs.begin(Task::Match { tag: "gate" }))
+                .update(Update::Match(status));
             last_status = Some(format!("gate: {}", status.line()));
         }
-        GateProgress::Match(status) => ui.log(&format!("gate: {}", status.line())),
+        GateProgress::Match(status) => obs.log(&format!("gate: {}", status.line())),
         GateProgress::Note(line) => {
             if let Some(s) = last_status.take() {
-                ui.log(&s);
+                obs.log(&s);
             }
-            bar = None;
-            ui.log(line);
+            task = None;
+            obs.log(line);
         }
     });
-    drop(bar);
+    drop(task);
     if let Some(s) = last_status {
-        ui.log(&s);
+        obs.log(&s);
     }
     if decision? == Some(true)
         && let Some(m) = run.accepted()?
     {
         // Export and rating only report on the network; their failure (a busy disk,
         // an opponent engine that will not start) must not stop training.
-        if let Err(e) = after_promotion(ui, run, cfg, &m) {
-            ui.log(&format!(
+        if let Err(e) = after_promotion(obs, run, cfg, &m) {
+            obs.log(&format!(
                 "warning: export or rating of {} failed: {e:#}",
                 m.name
             ));
@@ -726,7 +530,7 @@ fn gate_pending(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
 /// The `selfplay` events and TensorBoard points of a self-play phase: one every
 /// [`SELFPLAY_EVENT_EVERY`] from the observer, and one with the final counters.
 struct SelfplayEvents {
-    ui: Ui,
+    obs: SharedObserver,
     run: RunDir,
     worker: String,
     games_before: u64,
@@ -771,7 +575,7 @@ impl SelfplayEvents {
         st.last = Instant::now();
         st.emitted = Some((s.games, s.positions));
         if let Err(e) = self.run.record(selfplay_event(&self.worker, s)) {
-            self.ui.log(&format!("selfplay: warning: {e:#}"));
+            self.obs.log(&format!("selfplay: warning: {e:#}"));
         }
         log_tensorboard(&mut st.tb, s, self.games_before + s.games);
     }
@@ -779,7 +583,7 @@ impl SelfplayEvents {
 
 /// One self-play phase of `games` games (or until `stop`), with the accepted network.
 fn selfplay_phase(
-    ui: &Ui,
+    obs: &SharedObserver,
     run: &RunDir,
     cfg: &RunConfig,
     games: Option<u64>,
@@ -789,13 +593,13 @@ fn selfplay_phase(
 ) -> Result<Snapshot> {
     let (evaluator, watcher) = load_accepted_evaluator(run)?;
     let worker = format!("run-{}", xq_selfplay::worker_id());
-    let display = ui.display();
+    let live = obs.live();
     let events = Arc::new(SelfplayEvents {
-        ui: ui.clone(),
+        obs: obs.clone(),
         run: run.clone(),
         worker: worker.clone(),
         games_before,
-        observe_every: display.observe_every(),
+        observe_every: observe_every(live),
         state: Mutex::new(EventState {
             tb: xq_train::logging::TbLogger::new(run.logs_dir().join("selfplay")),
             last: Instant::now(),
@@ -803,24 +607,30 @@ fn selfplay_phase(
             latest: None,
         }),
     });
-    let bar = ui.bar(games, bar_style("selfplay ", games.is_some()));
+    let task = live.then(|| Mutex::new(obs.begin(Task::Selfplay { games })));
+    let task = Arc::new(task);
     let options = RunOptions {
         run_dir: Some(run.root().to_path_buf()),
         games,
         seed,
         worker_id: Some(worker),
-        progress: display.selfplay_progress(),
+        // Live, the run draws self-play's progress; otherwise the worker logs its own
+        // status lines.
+        progress: if live {
+            ProgressMode::Quiet
+        } else {
+            ProgressMode::Lines
+        },
         progress_interval_secs: 30.0,
         stop: Some(stop),
         observer: Some(Observer {
-            every: display.observe_every(),
+            every: observe_every(live),
             call: Arc::new({
                 let events = events.clone();
-                let bar = bar.as_ref().map(|b| b.bar.clone());
+                let task = task.clone();
                 move |s: &Snapshot| {
-                    if let Some(b) = &bar {
-                        b.set_position(s.games);
-                        b.set_message(bar_message(s));
+                    if let Some(Ok(mut t)) = task.as_ref().as_ref().map(Mutex::lock) {
+                        t.update(Update::Selfplay(s));
                     }
                     events.observe(s);
                 }
@@ -828,13 +638,14 @@ fn selfplay_phase(
         }),
     };
     let result = xq_selfplay::run(&cfg.selfplay, &options, evaluator, watcher);
-    drop(bar);
+    drop(options);
+    drop(task);
     events.finish(result.as_ref().ok().map(|s| &s.stats));
     Ok(result?.stats)
 }
 
 /// Runs the loop; returns when the budget is spent.
-fn run_loop(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
+fn run_loop(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
     let r = &cfg.file.run;
     let mut state = RunState::load(run)?;
     let budget = Budget {
@@ -847,7 +658,7 @@ fn run_loop(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
             0.0
         },
     };
-    ui.log(&format!(
+    obs.log(&format!(
         "run {}: {:.1} of {} minutes spent, {} games so far, mode {:?}",
         run.root().display(),
         budget.elapsed() / 60.0,
@@ -860,7 +671,7 @@ fn run_loop(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
         r.mode
     ));
     // Candidates left from an interrupted run are gated first.
-    gate_pending(ui, run, cfg)?;
+    gate_pending(obs, run, cfg)?;
     let games_left =
         |state: &RunState| (r.max_games > 0).then(|| r.max_games.saturating_sub(state.games));
     let steps_spent = |step: u64| r.max_steps > 0 && step >= r.max_steps;
@@ -873,11 +684,11 @@ fn run_loop(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 let stop = Arc::new(AtomicBool::new(false));
                 let max = (r.max_steps > 0).then_some(r.max_steps);
                 step = with_deadline(&stop, budget.loop_left(), || {
-                    train_until(run, &cfg.train, max, &stop, train_observer(ui), &mut |l| {
-                        ui.log(l)
+                    train_until(run, &cfg.train, max, &stop, train_observer(obs), &mut |l| {
+                        obs.log(l)
                     })
                 })?;
-                gate_pending(ui, run, cfg)?;
+                gate_pending(obs, run, cfg)?;
                 state.elapsed_seconds = budget.elapsed();
                 state.save(run)?;
                 if budget.loop_spent() || steps_spent(step) {
@@ -894,7 +705,7 @@ fn run_loop(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 state.generations += 1;
                 state.save(run)?;
                 let s = with_deadline(&stop, budget.loop_left(), || {
-                    selfplay_phase(ui, run, cfg, Some(n), state.games, seed, stop.clone())
+                    selfplay_phase(obs, run, cfg, Some(n), state.games, seed, stop.clone())
                 })?;
                 state.games += s.games;
                 state.elapsed_seconds = budget.elapsed();
@@ -913,8 +724,8 @@ fn run_loop(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 let sp_stop = stop.clone();
                 let games = games_left(&state);
                 let before = state.games;
-                let selfplay =
-                    scope.spawn(move || selfplay_phase(ui, run, cfg, games, before, seed, sp_stop));
+                let selfplay = scope
+                    .spawn(move || selfplay_phase(obs, run, cfg, games, before, seed, sp_stop));
                 let tr_stop = stop.clone();
                 let max = (r.max_steps > 0).then_some(r.max_steps);
                 // One trainer for the whole phase: it trains as far as the pacing
@@ -926,13 +737,13 @@ fn run_loop(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
                         max,
                         &tr_stop,
                         Duration::from_secs(2),
-                        train_observer(ui),
-                        &mut |l| ui.log(l),
+                        train_observer(obs),
+                        &mut |l| obs.log(l),
                     )
                 });
                 let mut result = Ok(());
                 while !budget.loop_spent() && !selfplay.is_finished() && !trainer.is_finished() {
-                    if let Err(e) = gate_pending(ui, run, cfg) {
+                    if let Err(e) = gate_pending(obs, run, cfg) {
                         result = Err(e);
                         break;
                     }
@@ -950,21 +761,21 @@ fn run_loop(ui: &Ui, run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 state.games += s.games;
                 result
             })?;
-            gate_pending(ui, run, cfg)?;
+            gate_pending(obs, run, cfg)?;
         }
     }
     state.elapsed_seconds = budget.elapsed();
     state.save(run)?;
     if !state.finished {
         if let Some(best) = run.accepted()? {
-            ui.log(&format!(
+            obs.log(&format!(
                 "final rating of {} ({} games per opponent, {} visits a move)",
                 best.name,
                 cfg.file.rating.final_games,
                 cfg.file.rating.final_visits()
             ));
             let r = &cfg.file.rating;
-            rate(ui, run, &best, r, Stage::Final)?;
+            rate(obs, run, &best, r, Stage::Final)?;
         }
         state.finished = true;
     }
@@ -1059,7 +870,11 @@ fn fmt_elo(v: Option<f64>) -> String {
     }
 }
 
-pub fn run(args: Options) -> Result<()> {
+/// `xqz run`: the loop, reporting to `obs`.
+///
+/// # Errors
+/// A bad config, an unusable run directory, or a phase that failed.
+pub fn run(args: Options, obs: SharedObserver) -> Result<()> {
     let cfg = RunConfig::load(&args.config)?;
     let dir = match (&args.run, &cfg.file.run.dir) {
         (Some(d), _) => d.clone(),
@@ -1070,9 +885,8 @@ pub fn run(args: Options) -> Result<()> {
         ),
     };
     let run = RunDir::open(&dir)?;
-    let ui = Ui::new(Display::detect());
-    record_config(&ui, &run, &cfg)?;
-    run_loop(&ui, &run, &cfg)
+    record_config(&obs, &run, &cfg)?;
+    run_loop(&obs, &run, &cfg)
 }
 
 #[cfg(test)]
@@ -1141,65 +955,11 @@ mod tests {
     }
 
     #[test]
-    fn bars_only_on_a_terminal_that_can_redraw() {
-        assert_eq!(Display::choose(true, Some("xterm-256color")), Display::Bars);
-        assert_eq!(Display::choose(true, None), Display::Bars);
-        assert_eq!(Display::choose(true, Some("dumb")), Display::Lines);
-        assert_eq!(Display::choose(false, Some("xterm")), Display::Lines);
-        // With bars the run draws the self-play bar itself (the worker stays quiet and
-        // the observer comes often); with lines the worker prints its lines and the
-        // observer only writes events.
-        assert_eq!(Display::Bars.selfplay_progress(), ProgressMode::Quiet);
-        assert_eq!(Display::Lines.selfplay_progress(), ProgressMode::Lines);
-        assert!(Display::Bars.observe_every() < Duration::from_secs(1));
-        assert_eq!(Display::Lines.observe_every(), SELFPLAY_EVENT_EVERY);
-        // Plain lines make no bars and no training observer.
-        let ui = Ui::new(Display::Lines);
-        assert_eq!(ui.display(), Display::Lines);
-        assert!(ui.bar(Some(3), match_style("gate")).is_none());
-        assert!(train_observer(&ui).is_none());
-        let ui = Ui::new(Display::Bars);
-        assert_eq!(ui.display(), Display::Bars);
-        assert!(train_observer(&ui).is_some());
-    }
-
-    #[test]
-    fn every_match_bar_style_is_a_valid_template() {
-        for tag in ["gate", "rating", "final"] {
-            assert!(
-                ProgressStyle::with_template(&format!(
-                    "{tag:<8} {{spinner}} [{{elapsed_precise}}] {{pos}}/{{len}} games {{bar:20}} {{msg}}"
-                ))
-                .is_ok()
-            );
-        }
-    }
-
-    #[test]
-    fn the_training_message_has_step_rate_and_eta() {
-        let v = StepView {
-            step: 100,
-            samples: 1600,
-            total_loss: 3.25,
-            policy_accuracy: 0.125,
-            supervised: false,
-            end: Some(400),
-        };
-        assert_eq!(
-            train_message(&v, Some((800.0, 2.0))),
-            "step 100/400, 800 samples/s, loss 3.250, policy top-1 12.5%, eta 2m30s"
-        );
-        let v = StepView {
-            end: None,
-            supervised: true,
-            ..v
-        };
-        assert_eq!(
-            train_message(&v, None),
-            "step 100, loss 3.250, policy top-1 12.5% (pre-training)"
-        );
-        assert_eq!(fmt_duration(59.4), "59s");
-        assert_eq!(fmt_duration(3725.0), "1h02m");
+    fn live_progress_is_observed_often_and_plain_lines_once_an_event() {
+        assert!(observe_every(true) < Duration::from_secs(1));
+        assert_eq!(observe_every(false), SELFPLAY_EVENT_EVERY);
+        let lines: SharedObserver = Arc::new(crate::progress::LogLines);
+        assert!(train_observer(&lines).is_none());
     }
 
     #[test]
@@ -1207,7 +967,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::open(dir.path()).unwrap();
         let events = |observe_every, last| SelfplayEvents {
-            ui: Ui::new(Display::Lines),
+            obs: Arc::new(crate::progress::LogLines),
             run: run.clone(),
             worker: "w".into(),
             games_before: 0,
@@ -1237,7 +997,7 @@ mod tests {
         };
         let count = || selfplay().len();
         // Bars: the observer comes often; events only every minute, and at the end.
-        let e = events(Display::Bars.observe_every(), now);
+        let e = events(observe_every(true), now);
         e.observe(&snap(1));
         e.observe(&snap(2));
         assert_eq!(count(), 0);
@@ -1245,13 +1005,13 @@ mod tests {
         assert_eq!(count(), 1);
         // Lines: every observer call (once a minute) is an event; the end is not
         // written twice.
-        let e = events(Display::Lines.observe_every(), a_minute_ago);
+        let e = events(observe_every(false), a_minute_ago);
         e.observe(&snap(4));
         assert_eq!(count(), 2);
         e.finish(Some(&snap(4)));
         assert_eq!(count(), 2);
         // A failed phase still records the last counters seen.
-        let e = events(Display::Bars.observe_every(), now);
+        let e = events(observe_every(true), now);
         e.observe(&snap(5));
         e.finish(None);
         assert_eq!(count(), 3);

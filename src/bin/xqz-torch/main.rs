@@ -2,6 +2,7 @@
 //! hands it the commands that load a network; it runs every command itself, and it is
 //! the binary an exported player links as its `xqz`.
 
+mod bars;
 mod bench;
 mod export;
 mod pipeline;
@@ -48,7 +49,7 @@ fn main() -> ExitCode {
     xq_train::register_backend();
     let cli: Cli = xqzero::parse_or_exit();
     xqzero::finish(match cli.command {
-        Command::Run(a) => xq_pipeline::run::run(a.into()),
+        Command::Run(a) => xq_pipeline::run::run(a.into(), bars::observer()),
         Command::Selfplay(a) => xq_pipeline::selfplay::run(a.into()),
         Command::Train(a) => xq_pipeline::train::run(a.into()),
         Command::Gate(a) => xq_pipeline::gate::run(a.into()),
