@@ -405,6 +405,34 @@ fn a_withdrawn_team_forfeits_whole_matches() {
     assert!(csv.contains("r+") || csv.contains("b+"), "{csv}");
 }
 
+/// A team leaving before it met half its opponents has its matches
+/// annulled (20.3): neither the 场分 nor the boards' 局分 and wins count.
+#[test]
+fn an_annulled_team_match_counts_for_nobody() {
+    let mut c = event(
+        Format::RoundRobin { cycles: 1 },
+        &[1, 1, 1, 1],
+        Fielding::FixedBoards,
+        Some(1),
+    );
+    c.withdrawals.push(Withdrawal {
+        name: "A".into(),
+        after_round: 1,
+    });
+    let mut t = TeamTournament::new(c).unwrap();
+    // The lower team wins every board: A beats D in round 1, then leaves.
+    play(&mut t, |r, b| (if r < b { Win } else { Loss }, [0, 0]));
+    let s = t.standings();
+    let d = s.rows.iter().find(|r| r.name == "D").unwrap();
+    let a = s.rows.last().unwrap();
+    assert_eq!(a.name, "A");
+    assert_eq!((a.points, a.tiebreaks[0], a.tiebreaks[1]), (0.0, 0.0, 0.0));
+    // D lost to B and C; its annulled loss to A is gone, as are A's 局分.
+    assert_eq!((d.points, d.games), (0.0, 2));
+    let total: f64 = s.rows.iter().map(|r| r.tiebreaks[0]).sum();
+    assert_eq!(total, 3.0, "three counted one-board matches");
+}
+
 #[test]
 fn bad_team_configs_are_errors_naming_the_problem() {
     let base = || {
@@ -454,6 +482,15 @@ fn bad_team_configs_are_errors_naming_the_problem() {
     };
     let e = TeamTournament::new(c).unwrap_err().to_string();
     assert!(e.contains("knockout"), "{e}");
+    let mut c = base();
+    c.withdrawals.push(Withdrawal {
+        name: "a1".into(),
+        after_round: 1,
+    });
+    assert_eq!(
+        TeamTournament::new(c).unwrap_err(),
+        TeamError::UnknownWithdrawingTeam("a1".into())
+    );
     let mut c = base();
     c.participants.push(Participant::new("loner", "random"));
     assert_eq!(

@@ -110,7 +110,7 @@ impl Default for KnockoutTiebreak {
 
 /// The competition system (第11条).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Format {
     /// 大循环制: everyone meets everyone, `cycles` times (1 or 2; the second
     /// cycle repeats the Berger table with colours reversed, and the first

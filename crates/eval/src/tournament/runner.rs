@@ -564,6 +564,11 @@ mod tests {
         let total: f64 = t.standings().rows.iter().map(|r| r.points).sum();
         assert_eq!(total, 6.0);
         assert!(event.crosstable_text().contains("board 2"));
+        let bad = text.replace("kind = \"round_robin\"", "kind = \"round_robin\", legs = 2");
+        let e = toml::from_str::<TournamentFile>(&bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("legs"), "{e}");
         let bad = text.replace("boards = 2", "boards = 2\nseats = 1");
         let e = toml::from_str::<TournamentFile>(&bad)
             .unwrap_err()

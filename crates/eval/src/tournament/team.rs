@@ -124,6 +124,8 @@ pub enum TeamError {
     UnknownMember { team: String, member: String },
     #[error("teams: {member:?} is listed more than once")]
     MemberTwice { member: String },
+    #[error("withdrawals: no team is named {0:?} (a board event withdraws teams)")]
+    UnknownWithdrawingTeam(String),
     #[error("[[teams]] needs a [team] section saying how teams field their players")]
     MissingTeamSection,
     #[error("participant {0:?} is in no team")]
@@ -228,6 +230,14 @@ impl TeamTournament {
             return Err(TeamError::NotInTeam(config.participants[p].name.clone()));
         }
         let fielding = config.team.fielding;
+        if fielding != Fielding::TotalScore
+            && let Some(w) = config
+                .withdrawals
+                .iter()
+                .find(|w| !config.teams.iter().any(|t| t.name == w.name))
+        {
+            return Err(TeamError::UnknownWithdrawingTeam(w.name.clone()));
+        }
         let article = fielding.article();
         match (fielding, config.team.boards) {
             (
@@ -535,12 +545,22 @@ impl TeamTournament {
     #[must_use]
     pub fn standings(&self) -> Standings {
         match &self.kind {
-            Kind::Boards { teams, games, .. } => self.board_standings(teams, games),
+            Kind::Boards {
+                teams,
+                games,
+                matches,
+                ..
+            } => self.board_standings(teams, games, matches),
             Kind::TotalScore { players } => self.total_score_standings(players),
         }
     }
 
-    fn board_standings(&self, teams: &Tournament, games: &[GameEntry]) -> Standings {
+    fn board_standings(
+        &self,
+        teams: &Tournament,
+        games: &[GameEntry],
+        matches: &[TeamMatch],
+    ) -> Standings {
         let nt = self.config.teams.len();
         let swiss = matches!(self.config.format, Format::Swiss { .. });
         let tiebreaks = if swiss {
@@ -567,7 +587,12 @@ impl TeamTournament {
         );
         let mut game_points = vec![0u32; nt];
         let mut game_wins = vec![0u32; nt];
-        for g in games {
+        // Boards of matches annulled by a withdrawal (20.3) count for nobody.
+        let counted = matches
+            .iter()
+            .filter(|m| !teams.games()[m.team_game].cancelled)
+            .flat_map(|m| m.games.iter().map(|&g| &games[g]));
+        for g in counted {
             let Some(r) = g.result else { continue };
             let (rt, bt) = (self.team_of[g.pairing.red], self.team_of[g.pairing.black]);
             game_points[rt] += r.half_points();
