@@ -433,6 +433,69 @@ fn an_annulled_team_match_counts_for_nobody() {
     assert_eq!(total, 3.0, "three counted one-board matches");
 }
 
+/// For every fielding, both team formats and several field sizes, with
+/// random results: the event finishes, every match is scored 2 场分 in all
+/// (14.2), a Swiss bye adds 2, and every board game belongs to a match
+/// between two different teams.
+#[test]
+fn every_fielding_and_format_scores_two_match_points_per_match() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(4);
+    for fielding in [
+        Fielding::FixedBoards,
+        Fielding::Substitutes,
+        Fielding::FreeBoards,
+        Fielding::AllPlayAll,
+    ] {
+        for teams in 2..=6 {
+            for format in [
+                Format::RoundRobin { cycles: 1 },
+                Format::RoundRobin { cycles: 2 },
+                Format::Swiss {
+                    rounds: 2.min(teams as u32 - 1),
+                },
+            ] {
+                let size = if fielding == Fielding::Substitutes {
+                    4
+                } else {
+                    3
+                };
+                let boards = (fielding != Fielding::AllPlayAll).then_some(3);
+                let mut t =
+                    TeamTournament::new(event(format, &vec![size; teams], fielding, boards))
+                        .unwrap();
+                play(&mut t, |_, _| {
+                    ([Win, Draw, Loss][rng.random_range(0..3)], [0, 0])
+                });
+                assert!(t.is_finished());
+                let s = t.standings();
+                let mp: f64 = s.rows.iter().map(|r| r.points).sum();
+                let byes = if matches!(format, Format::Swiss { .. }) {
+                    t.inner().byes().len()
+                } else {
+                    0
+                };
+                let what = format!("{fielding:?} {format:?} {teams} teams");
+                assert_eq!(mp, 2.0 * (t.matches().len() + byes) as f64, "{what}");
+                let per_match = if fielding == Fielding::AllPlayAll {
+                    9
+                } else {
+                    3
+                };
+                for m in t.matches() {
+                    assert_ne!(m.home, m.away, "{what}");
+                    assert_eq!(m.games.len(), per_match, "{what}");
+                    for &g in &m.games {
+                        let p = t.games()[g].pairing;
+                        let pair = [t.team_of(p.red), t.team_of(p.black)];
+                        assert!(pair.contains(&m.home) && pair.contains(&m.away), "{what}");
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn bad_team_configs_are_errors_naming_the_problem() {
     let base = || {

@@ -163,3 +163,47 @@ fn bad_withdrawals_are_errors_naming_the_problem() {
         TournamentError::TooFewAfterWithdrawals { remaining: 1 }
     );
 }
+
+/// Round robins and Swiss of several sizes with one player leaving after a
+/// random round and random results: the event finishes, and the points
+/// handed out equal the counted (not annulled) games, plus one per Swiss bye.
+#[test]
+fn points_always_equal_the_counted_games() {
+    use rand::{Rng, SeedableRng};
+    let mut rng = rand_chacha::ChaCha8Rng::seed_from_u64(2);
+    for n in 3..=9 {
+        for format in [
+            Format::RoundRobin { cycles: 1 },
+            Format::RoundRobin { cycles: 2 },
+            Format::Swiss {
+                rounds: 3.min(n as u32 - 1),
+            },
+        ] {
+            let leaver = rng.random_range(0..n);
+            let after = rng.random_range(0..5);
+            let mut t = withdrawing(format, n, &format!("p{leaver}"), after);
+            play_out(&mut t, |_, _| [Win, Loss][rng.random_range(0..2)]);
+            assert!(t.is_finished());
+            let counted = t.games().iter().filter(|g| !g.cancelled).count();
+            let swiss_byes = if matches!(format, Format::Swiss { .. }) {
+                t.byes().len()
+            } else {
+                0
+            };
+            let points: f64 = t.standings().rows.iter().map(|r| r.points).sum();
+            assert_eq!(
+                points,
+                (counted + swiss_byes) as f64,
+                "n={n} {format:?} p{leaver} after {after}"
+            );
+            // Nobody plays after leaving.
+            for g in t.games().iter().filter(|g| !g.forfeit) {
+                for p in [g.pairing.red, g.pairing.black] {
+                    if p == leaver {
+                        assert!(g.pairing.round <= after, "n={n} {format:?}");
+                    }
+                }
+            }
+        }
+    }
+}
