@@ -41,6 +41,11 @@ fn round_robin_withdrawal_before_half_annuls_every_result() {
     let s = t.standings();
     let last = s.rows.last().unwrap();
     assert_eq!((last.player, last.points, last.games), (4, 0.0, 0));
+    assert!(
+        last.tiebreaks.iter().all(|v| v.is_sign_positive()),
+        "no -0 in the table: {:?}",
+        last.tiebreaks
+    );
     // Six games among p0-p3 count; p1 lost its round-1 win over p4.
     let total: f64 = s.rows.iter().map(|r| r.points).sum();
     assert_eq!(total, 6.0);
@@ -90,6 +95,10 @@ fn round_robin_withdrawal_at_half_forfeits_the_rest() {
     let p4 = csv.lines().find(|l| l.contains(",p4,")).unwrap();
     assert!(p3.contains("r+"), "{p3}");
     assert!(p4.contains("b-") && p4.contains("r-"), "{p4}");
+    // The result matrix (成绩表) carries the same marks.
+    let text = t.crosstable().to_text();
+    let matrix_p4 = text.lines().rev().find(|l| l.contains(" p4 ")).unwrap();
+    assert_eq!(matrix_p4.matches('-').count(), 2, "{text}");
 }
 
 /// 20.4: in a Swiss the results stand and the player is no longer paired;

@@ -38,26 +38,41 @@ pub struct CrossEntry {
 }
 
 impl CrossEntry {
+    /// The result as shown: `1`, `½`, `0`, `?`, or 21.4's `+` / `-` for a
+    /// game decided without play; in parentheses when annulled (20.3).
+    fn mark(&self) -> String {
+        let mark = match (self.forfeit, self.result) {
+            (true, Some(GameResult::Win)) => "+",
+            (true, Some(GameResult::Loss)) => "-",
+            (_, r) => result_symbol(r),
+        };
+        if self.cancelled {
+            format!("({mark})")
+        } else {
+            mark.to_owned()
+        }
+    }
+
     fn cell(&self, format: &Format) -> String {
-        let cell = match (self.opponent_rank, self.red) {
+        match (self.opponent_rank, self.red) {
             (Some(rank), Some(red)) => {
-                let mark = match (self.forfeit, self.result) {
-                    (true, Some(GameResult::Win)) => "+",
-                    (true, Some(GameResult::Loss)) => "-",
-                    (_, r) => result_symbol(r),
-                };
-                format!("{rank}{}{mark}", if red { 'r' } else { 'b' })
+                let colour = if red { 'r' } else { 'b' };
+                if self.cancelled {
+                    // The whole cell in parentheses: "(3r1)".
+                    let plain = CrossEntry {
+                        cancelled: false,
+                        ..self.clone()
+                    };
+                    format!("({rank}{colour}{})", plain.mark())
+                } else {
+                    format!("{rank}{colour}{}", self.mark())
+                }
             }
             _ => match format {
                 Format::RoundRobin { .. } | Format::Groups { .. } => "rest".to_owned(),
                 Format::Swiss { .. } => "bye+".to_owned(),
                 Format::Knockout { .. } | Format::DoubleElimination { .. } => "bye".to_owned(),
             },
-        };
-        if self.cancelled {
-            format!("({cell})")
-        } else {
-            cell
         }
     }
 }
@@ -348,7 +363,7 @@ impl Crosstable {
                             .entries
                             .iter()
                             .filter(|e| e.opponent == Some(opp))
-                            .map(|e| result_symbol(e.result))
+                            .map(CrossEntry::mark)
                             .collect();
                         if s.is_empty() { ".".to_owned() } else { s }
                     })

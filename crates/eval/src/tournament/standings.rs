@@ -299,7 +299,8 @@ pub(crate) fn rank(
                 p,
                 tiebreaks
                     .iter()
-                    .map(|&tb| (input.value)(p, tb))
+                    // + 0.0 turns the -0.0 of an empty f64 sum into 0.
+                    .map(|&tb| (input.value)(p, tb) + 0.0)
                     .collect::<Vec<f64>>(),
             )
         })
