@@ -78,6 +78,26 @@ fn four_players_rank_by_the_round_of_the_second_defeat() {
     );
 }
 
+/// Standings taken during the event list the players still in it above
+/// those already out.
+#[test]
+fn mid_event_standings_put_the_players_still_in_first() {
+    let mut t = Tournament::new(config(double(), 4, 0)).unwrap();
+    // Winners' round 1 and losers' round 1 (3 is out after losing to 2).
+    for _ in 0..2 {
+        for g in t.next_round().unwrap() {
+            t.record(g.game, lower_wins(g.red, g.black)).unwrap();
+        }
+    }
+    let rows: Vec<(usize, usize)> = t
+        .standings()
+        .rows
+        .iter()
+        .map(|r| (r.player, r.rank))
+        .collect();
+    assert_eq!(rows, [(0, 1), (1, 1), (2, 1), (3, 4)]);
+}
+
 /// When the losers'-bracket winner wins the final, both finalists have lost
 /// once, so the final is played again.
 #[test]

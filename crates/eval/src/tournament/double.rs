@@ -257,7 +257,8 @@ impl DoubleState {
 
     /// The round of the second defeat: losers'-bracket round `j` gives `j`,
     /// the runner-up `L + 1`, the champion `L + 2` (`L` losers'-bracket
-    /// rounds); 0 while still in the event.
+    /// rounds). A player still in the event also has `L + 1`, so that
+    /// standings taken mid-event list it above everyone already out.
     pub(crate) fn stage_reached(&self, p: PlayerId) -> f64 {
         let l = self.losers_rounds;
         if self.champion() == Some(p) {
@@ -278,14 +279,16 @@ impl DoubleState {
                 }
             }
         }
-        0.0
+        f64::from(l + 1)
     }
 
-    /// Updates the mini-matches from the games' results.
+    /// Updates the mini-matches from the games' results, and the bracket
+    /// from the mini-matches (so standings see every defeat at once).
     pub(crate) fn update(&mut self, games: &[GameEntry]) {
         for m in &mut self.matches {
             update_match(m, games);
         }
+        self.advance();
     }
 
     /// The next games to play (ids `first_id..` in order) and, on the first
@@ -310,7 +313,6 @@ impl DoubleState {
         };
         loop {
             self.update(games);
-            self.advance();
             if self.champion().is_some() {
                 return (Vec::new(), byes);
             }
