@@ -51,7 +51,7 @@ pub mod team;
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-pub use crosstable::{CrossEntry, Crosstable, CrosstableRow};
+pub use crosstable::{CrossEntry, Crosstable, CrosstableRow, StageTable};
 pub use groups::GroupsSummary;
 pub use knockout::{Bracket, KnockoutDecision, KnockoutMatch};
 pub use standings::{Primary, Standing, Standings, TieBreak};
