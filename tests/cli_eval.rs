@@ -108,6 +108,36 @@ player = "random"
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The example team file runs: board matches, the team crosstable in the
+/// three forms.
+#[test]
+fn a_team_tournament_writes_its_crosstable() {
+    let dir = temp("team");
+    let config = concat!(env!("CARGO_MANIFEST_DIR"), "/configs/tournament-team.toml");
+    let (ok, stdout, stderr) = xqz(&[
+        "tournament",
+        "--config",
+        config,
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(
+        stdout.contains("MP") && stdout.contains("board 2"),
+        "{stdout}"
+    );
+    let csv = std::fs::read_to_string(dir.join("team-baselines.crosstable.csv")).unwrap();
+    assert!(
+        csv.starts_with("Rank,Team,MP,GP,Wins,DE,Fouls,R1,R2,R3"),
+        "{csv}"
+    );
+    let json = std::fs::read_to_string(dir.join("team-baselines.crosstable.json")).unwrap();
+    assert!(json.contains("\"fielding\": \"fixed_boards\""), "{json}");
+    let pgn = std::fs::read_to_string(dir.join("team-baselines.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Variant \"xiangqi\"]").count(), 6);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn gate_without_candidates_has_nothing_to_do() {
     let dir = temp("gate");

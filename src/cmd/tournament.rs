@@ -1,4 +1,5 @@
-//! `xqz tournament`: round robin, Swiss or knockout from a TOML file.
+//! `xqz tournament`: an individual or team event (round robin, groups, Swiss, knockout,
+//! double elimination) from a TOML file.
 
 use std::path::PathBuf;
 
@@ -7,7 +8,7 @@ use xq_eval::{
     clock::TimeControl,
     referee::GameSettings,
     spec::PlayerSpec,
-    tournament::runner::{TournamentFile, TournamentPlay, resolve_openings, run_tournament},
+    tournament::runner::{TournamentFile, TournamentPlay, resolve_openings, run_event},
 };
 
 #[derive(clap::Args, Debug)]
@@ -61,23 +62,21 @@ pub fn run(args: Args) -> Result<()> {
                 .unwrap_or_else(|| out.join(format!("{stem}.pgn"))),
         ),
     };
+    let event = file
+        .event()
+        .with_context(|| format!("invalid tournament file {}", args.config.display()))?;
     let build = |spec: &str| PlayerSpec::build_from_text(spec);
-    let (t, games) = run_tournament(file.tournament(), &play, &build, &mut |line| {
-        eprintln!("{line}")
-    })?;
-    let table = t.crosstable();
-    println!("{}", table.to_text());
-    super::write_atomic(
-        &out.join(format!("{stem}.crosstable.txt")),
-        table.to_text().as_bytes(),
-    )?;
+    let (t, games) = run_event(event, &play, &build, &mut |line| eprintln!("{line}"))?;
+    let text = t.crosstable_text();
+    println!("{text}");
+    super::write_atomic(&out.join(format!("{stem}.crosstable.txt")), text.as_bytes())?;
     super::write_atomic(
         &out.join(format!("{stem}.crosstable.json")),
-        table.to_json().as_bytes(),
+        t.crosstable_json().as_bytes(),
     )?;
     super::write_atomic(
         &out.join(format!("{stem}.crosstable.csv")),
-        table.to_csv().as_bytes(),
+        t.crosstable_csv().as_bytes(),
     )?;
     eprintln!(
         "{} games; crosstable and PGN in {}",

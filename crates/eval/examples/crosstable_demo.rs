@@ -30,6 +30,7 @@ fn main() {
                 .map(|i| Participant::new(format!("player{i}"), "random"))
                 .collect(),
             seed: 7,
+            withdrawals: Vec::new(),
         };
         let mut t = Tournament::new(config).expect("valid config");
         loop {

@@ -3,9 +3,14 @@
 //! The rules core decides every ending it knows (mate, stalemate, perpetual check and
 //! chase, repetition draws, the move limit, insufficient material). The referee adds the
 //! endings that come from the players and the clock: an illegal move loses (4.1.6), so
-//! does overstepping the time (4.1.5), resigning, or a player that fails (a crashed or
-//! hanging engine forfeits the game). Two consecutive draw offers agree a draw, and a
-//! game that reaches [`GameSettings::max_plies`] is adjudicated a draw.
+//! does overstepping the time (4.1.4, 第22条) unless the overstepping move itself ends
+//! the game (22.5), resigning (4.1.9), three fouls in one game (4.1.8), or a player
+//! that fails (a crashed or hanging engine forfeits the game). A draw offer answered by
+//! an offer is a draw by agreement (4.2.2, 23.1), and a game that reaches
+//! [`GameSettings::max_plies`] is adjudicated a draw.
+//!
+//! Fouls (犯规, 第9条) are recorded per side in [`PlayedGame::fouls`] because 第15条
+//! uses them to break ties.
 //!
 //! Before each move the referee lists the moves that would complete a losing
 //! repetition and passes them as `banned` (UCCI `banmoves`), as a human arbiter warns
@@ -58,7 +63,45 @@ pub enum Termination {
     DrawAgreement,
     /// The game reached the referee's ply limit.
     MaxLength,
+    /// The loser committed its third foul of the game (4.1.8).
+    ThreeFouls,
 }
+
+/// What a foul (犯规) was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum FoulKind {
+    /// A draw offer from the side whose previous offer was refused, before the
+    /// opponent offered in turn (9.1.3; 23.1: 提和必须轮流进行). The offer is void.
+    RepeatedDrawOffer,
+    /// An illegal move (it also loses, 4.1.6); counted as a foul as issue #12 asks.
+    IllegalMove,
+    /// A player that crashed, hung or broke the protocol during the game (it also
+    /// forfeits); counted as a foul as issue #12 asks.
+    ProtocolViolation,
+}
+
+impl FoulKind {
+    /// A stable snake_case name (PGN `Fouls` tag).
+    pub fn name(self) -> &'static str {
+        match self {
+            FoulKind::RepeatedDrawOffer => "repeated_draw_offer",
+            FoulKind::IllegalMove => "illegal_move",
+            FoulKind::ProtocolViolation => "protocol_violation",
+        }
+    }
+}
+
+/// One foul: who, when (the ply it was committed on, counted from the start
+/// position including opening moves) and what.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Foul {
+    pub side: Color,
+    pub ply: usize,
+    pub kind: FoulKind,
+}
+
+/// Fouls that lose the game (4.1.8: 在同一棋局中,三次"犯规").
+pub const FOULS_THAT_LOSE: usize = 3;
 
 impl Termination {
     /// A stable snake_case name for PGN `Termination` tags and JSON.
@@ -71,6 +114,7 @@ impl Termination {
             Termination::Forfeit(_) => "forfeit",
             Termination::DrawAgreement => "draw_agreement",
             Termination::MaxLength => "max_length",
+            Termination::ThreeFouls => "three_fouls",
         }
     }
 }
@@ -93,9 +137,23 @@ pub struct PlayedGame {
     /// What the players said about each of their moves (none for opening moves).
     pub infos: Vec<ThinkInfo>,
     pub time_control: TimeControl,
+    /// Every foul (犯规) committed, in order.
+    pub fouls: Vec<Foul>,
 }
 
 impl PlayedGame {
+    /// Fouls committed by `side`.
+    pub fn fouls_of(&self, side: Color) -> u32 {
+        self.fouls.iter().filter(|f| f.side == side).count() as u32
+    }
+
+    /// Whether the game was decided without being played over the board (21.4:
+    /// "未经实际对局"): a player failed before making any move of its own.
+    pub fn is_forfeit(&self) -> bool {
+        matches!(self.termination, Termination::Forfeit(_))
+            && self.moves.len() == self.opening_plies
+    }
+
     /// PGN result text: `1-0`, `0-1` or `1/2-1/2`.
     pub fn result_text(&self) -> &'static str {
         match self.winner {
@@ -188,6 +246,7 @@ pub fn play_game(
         seed,
         infos: Vec::new(),
         time_control: settings.time_control,
+        fouls: Vec::new(),
     };
     let finish = |p: &mut PlayedGame, winner: Option<Color>, t: Termination| {
         p.winner = winner;
@@ -206,7 +265,10 @@ pub fn play_game(
         return played;
     }
     let mut clock = Clock::new(settings.time_control);
-    let mut last_offer: Option<Color> = None;
+    // Draw offers (23.1): the offer standing from the previous ply, and who made the
+    // last valid offer (offers must alternate between the sides).
+    let mut standing_offer: Option<Color> = None;
+    let mut last_offer_by: Option<Color> = None;
     loop {
         if let Some(o) = game.outcome() {
             finish(&mut played, o.winner, Termination::Rules(o.reason));
@@ -239,6 +301,11 @@ pub fn play_game(
         let reply = match reply {
             Ok(r) => r,
             Err(e) => {
+                played.fouls.push(Foul {
+                    side,
+                    ply: game.ply(),
+                    kind: FoulKind::ProtocolViolation,
+                });
                 finish(
                     &mut played,
                     Some(side.other()),
@@ -248,6 +315,21 @@ pub fn play_game(
             }
         };
         if !clock.punch(side.index(), elapsed) {
+            // 22.5: a move made as the time ran out still stands when it ends the game
+            // with a valid result (mate, stalemate, or any other ending the rules
+            // decide at once); otherwise the side loses on time.
+            if let Decision::Move(m) = reply.decision
+                && game.position().is_legal(m)
+            {
+                let mut after = game.clone();
+                after.play_unchecked(m);
+                if let Some(o) = after.outcome() {
+                    played.moves.push(m);
+                    played.infos.push(reply.info);
+                    finish(&mut played, o.winner, Termination::Rules(o.reason));
+                    return played;
+                }
+            }
             finish(&mut played, Some(side.other()), Termination::TimeForfeit);
             return played;
         }
@@ -259,6 +341,11 @@ pub fn play_game(
             Decision::Move(m) => m,
         };
         if !game.position().is_legal(m) {
+            played.fouls.push(Foul {
+                side,
+                ply: game.ply(),
+                kind: FoulKind::IllegalMove,
+            });
             finish(
                 &mut played,
                 Some(side.other()),
@@ -266,17 +353,32 @@ pub fn play_game(
             );
             return played;
         }
+        let ply = game.ply();
         game.play_unchecked(m);
         played.moves.push(m);
         played.infos.push(reply.info);
         if reply.offer_draw {
-            if last_offer == Some(side.other()) {
+            if standing_offer == Some(side.other()) {
                 finish(&mut played, None, Termination::DrawAgreement);
                 return played;
             }
-            last_offer = Some(side);
+            if last_offer_by == Some(side) {
+                played.fouls.push(Foul {
+                    side,
+                    ply,
+                    kind: FoulKind::RepeatedDrawOffer,
+                });
+                standing_offer = None;
+                if played.fouls.iter().filter(|f| f.side == side).count() >= FOULS_THAT_LOSE {
+                    finish(&mut played, Some(side.other()), Termination::ThreeFouls);
+                    return played;
+                }
+            } else {
+                last_offer_by = Some(side);
+                standing_offer = Some(side);
+            }
         } else {
-            last_offer = None;
+            standing_offer = None;
         }
     }
 }
@@ -299,6 +401,18 @@ pub fn to_pgn(game: &PlayedGame, event: &str, round: &str, tags: &[(&str, String
     tag("TimeControl", &game.time_control.to_string());
     tag("Termination", game.termination.name());
     tag("Seed", &game.seed.to_string());
+    if !game.fouls.is_empty() {
+        // 10.1: fouls are part of the game's record.
+        let fouls: Vec<String> = game
+            .fouls
+            .iter()
+            .map(|f| {
+                let side = if f.side == Color::Red { "red" } else { "black" };
+                format!("{side}:{}@{}", f.kind.name(), f.ply)
+            })
+            .collect();
+        tag("Fouls", &fouls.join(" "));
+    }
     for (k, v) in tags {
         tag(k, v);
     }
@@ -357,6 +471,139 @@ mod tests {
         }
     }
 
+    /// Plays its script after sleeping `delay`, offering a draw with every move when
+    /// `offer` is set; with an empty script it plays random legal moves.
+    struct Timed {
+        script: Vec<&'static str>,
+        at: usize,
+        delay: std::time::Duration,
+        offer: bool,
+        random: RandomPlayer,
+    }
+
+    impl Timed {
+        fn new(script: Vec<&'static str>, delay_ms: u64, offer: bool) -> Timed {
+            Timed {
+                script,
+                at: 0,
+                delay: std::time::Duration::from_millis(delay_ms),
+                offer,
+                random: RandomPlayer::new(),
+            }
+        }
+    }
+
+    impl Player for Timed {
+        fn name(&self) -> String {
+            "timed".into()
+        }
+        fn new_game(&mut self, seed: u64) -> Result<(), PlayerError> {
+            self.at = 0;
+            self.random.new_game(seed)
+        }
+        fn think(&mut self, view: &GameView<'_>, limits: &Limits) -> Result<Reply, PlayerError> {
+            std::thread::sleep(self.delay);
+            let mut reply = if self.script.is_empty() {
+                self.random.think(view, limits)?
+            } else {
+                let m = self.script[self.at % self.script.len()];
+                self.at += 1;
+                Reply::play(m.parse().unwrap())
+            };
+            reply.offer_draw = self.offer;
+            Ok(reply)
+        }
+    }
+
+    fn sudden_death_ms(ms: u64) -> GameSettings {
+        GameSettings {
+            time_control: TimeControl::SuddenDeath {
+                time: std::time::Duration::from_millis(ms),
+                increment: std::time::Duration::ZERO,
+            },
+            ..GameSettings::default()
+        }
+    }
+
+    /// Red mates with b0b9 (the a8 chariot covers rank 8), or stalemates with a7a8.
+    const MATE_IN_ONE: &str = "3k5/R8/9/9/9/9/9/9/9/1R2K4 w - - 0 1";
+    const STALEMATE_IN_ONE: &str = "3k5/9/R8/9/9/9/9/9/9/4K4 w - - 0 1";
+
+    #[test]
+    fn overstepping_the_time_loses() {
+        let mut slow = Timed::new(vec!["e0f0"], 120, false);
+        let mut random = RandomPlayer::new();
+        let start = Position::from_fen(MATE_IN_ONE).unwrap();
+        let g = play_game(&mut slow, &mut random, &start, &[], &sudden_death_ms(40), 1);
+        assert_eq!(g.termination, Termination::TimeForfeit);
+        assert_eq!(g.winner, Some(Color::Black));
+        assert_eq!(g.moves.len(), 0, "the overstepping move does not stand");
+    }
+
+    #[test]
+    fn a_mate_or_stalemate_made_as_the_time_runs_out_stands() {
+        for (fen, m, reason) in [
+            (MATE_IN_ONE, "b0b9", Reason::Checkmate),
+            (STALEMATE_IN_ONE, "a7a8", Reason::Stalemate),
+        ] {
+            let mut slow = Timed::new(vec![m], 120, false);
+            let mut random = RandomPlayer::new();
+            let start = Position::from_fen(fen).unwrap();
+            let g = play_game(&mut slow, &mut random, &start, &[], &sudden_death_ms(40), 1);
+            assert_eq!(g.termination, Termination::Rules(reason), "{fen}");
+            assert_eq!(g.winner, Some(Color::Red), "{fen}");
+            assert_eq!(g.moves, [m.parse().unwrap()]);
+        }
+    }
+
+    #[test]
+    fn a_draw_offer_answered_by_an_offer_is_a_draw_by_agreement() {
+        let mut red = Timed::new(vec!["h2e2"], 0, true);
+        let mut black = Timed::new(vec!["h9g7"], 0, true);
+        let g = play_game(
+            &mut red,
+            &mut black,
+            &Position::startpos(),
+            &[],
+            &GameSettings::default(),
+            1,
+        );
+        assert_eq!(g.termination, Termination::DrawAgreement);
+        assert_eq!(g.winner, None);
+        assert_eq!(g.moves.len(), 2);
+        assert!(g.fouls.is_empty());
+    }
+
+    #[test]
+    fn offering_again_before_the_opponent_offers_is_a_foul_and_the_third_loses() {
+        let mut red = Timed::new(Vec::new(), 0, true);
+        let mut black = Timed::new(Vec::new(), 0, false);
+        let g = play_game(
+            &mut red,
+            &mut black,
+            &Position::startpos(),
+            &[],
+            &GameSettings::default(),
+            1,
+        );
+        // Ply 0: a valid offer (refused by Black's move); plies 2, 4, 6: fouls.
+        let plies: Vec<usize> = g.fouls.iter().map(|f| f.ply).collect();
+        assert_eq!(plies, [2, 4, 6]);
+        assert!(
+            g.fouls
+                .iter()
+                .all(|f| f.side == Color::Red && f.kind == FoulKind::RepeatedDrawOffer)
+        );
+        assert_eq!(g.termination, Termination::ThreeFouls);
+        assert_eq!(g.winner, Some(Color::Black));
+        assert_eq!((g.fouls_of(Color::Red), g.fouls_of(Color::Black)), (3, 0));
+        let pgn = to_pgn(&g, "t", "1", &[]);
+        assert!(
+            pgn.contains("[Fouls \"red:repeated_draw_offer@2 red:repeated_draw_offer@4 red:repeated_draw_offer@6\"]"),
+            "{pgn}"
+        );
+    }
+
     #[test]
     fn an_illegal_move_loses() {
         let mut bad = Scripted(vec!["a0a5"], 0); // the chariot cannot jump the soldier
@@ -371,6 +618,8 @@ mod tests {
         );
         assert_eq!(g.winner, Some(Color::Black));
         assert_eq!(g.termination, Termination::IllegalMove("a0a5".into()));
+        assert_eq!(g.fouls_of(Color::Red), 1, "an illegal move is also a foul");
+        assert!(!g.is_forfeit(), "the game was played over the board");
     }
 
     #[test]

@@ -101,7 +101,7 @@ fn results_must_match_handed_out_games() {
 }
 
 #[test]
-fn odd_round_robin_hands_out_byes_worth_a_point() {
+fn odd_round_robin_byes_are_rest_rounds_worth_nothing() {
     let mut t = Tournament::new(config(Format::RoundRobin { cycles: 1 }, 3, 0)).unwrap();
     let mut rounds = 0;
     loop {
@@ -121,10 +121,10 @@ fn odd_round_robin_hands_out_byes_worth_a_point() {
         t.standings()
             .rows
             .iter()
-            .all(|r| r.points == 2.0 && r.byes == 1 && r.games == 2)
+            .all(|r| r.points == 1.0 && r.byes == 1 && r.games == 2)
     );
     let ct = t.crosstable();
-    assert!(ct.to_csv().contains("bye"));
+    assert!(ct.to_csv().contains("rest"));
 }
 
 /// Replaying the recorded results rebuilds the same pairings, including the

@@ -4,7 +4,7 @@ mod common;
 
 use common::{config, play_out};
 use xq_eval::GameResult::{self, Draw, Loss, Win};
-use xq_eval::tournament::{Format, TieBreak, Tournament};
+use xq_eval::tournament::{Format, GameReport, TieBreak, Tournament};
 
 /// Looks up a result by (red, black) in 1-based Berger numbers.
 fn by_table(table: &[((usize, usize), GameResult)]) -> impl FnMut(usize, usize) -> GameResult + '_ {
@@ -27,17 +27,18 @@ fn summary(t: &Tournament) -> Vec<(usize, usize, f64, Vec<f64>)> {
 }
 
 /// Five players, single round robin (Berger table for 6, number 6 = bye).
+/// A bye is a rest round and scores nothing.
 ///
 /// ```text
-/// R1 2-5 1-0   3-4 0-1   (1 bye)     Points (bye = 1):
-/// R2 5-3 1-0   1-2 1-0   (4 bye)       1: W2 L3 D4 D5 +bye = 3
-/// R3 3-1 1-0   4-5 ½-½   (2 bye)       2: W5 L1 W3 D4 +bye = 3.5
-/// R4 1-4 ½-½   2-3 1-0   (5 bye)       3: L4 L5 W1 L2 +bye = 2
-/// R5 4-2 ½-½   5-1 ½-½   (3 bye)       4: W3 D5 D1 D2 +bye = 3.5
-///                                      5: L2 W3 D4 D1 +bye = 3
-/// SB: 1 = 3.5 + ½·3.5 + ½·3 = 6.75     2 = 3 + 2 + ½·3.5 = 6.75
-///     3 = 3                            4 = 2 + ½(3 + 3 + 3.5) = 6.75
-///     5 = 2 + ½(3.5 + 3) = 5.25
+/// R1 2-5 1-0   3-4 0-1   (1 rests)   Points:
+/// R2 5-3 1-0   1-2 1-0   (4 rests)     1: W2 L3 D4 D5 = 2
+/// R3 3-1 1-0   4-5 ½-½   (2 rests)     2: W5 L1 W3 D4 = 2.5
+/// R4 1-4 ½-½   2-3 1-0   (5 rests)     3: L4 L5 W1 L2 = 1
+/// R5 4-2 ½-½   5-1 ½-½   (3 rests)     4: W3 D5 D1 D2 = 2.5
+///                                      5: L2 W3 D4 D1 = 2
+/// SB: 1 = 2.5 + ½·2.5 + ½·2 = 4.75     2 = 2 + 1 + ½·2.5 = 4.25
+///     3 = 2                            4 = 1 + ½(2 + 2 + 2.5) = 4.25
+///     5 = 1 + ½(2.5 + 2) = 3.25
 /// ```
 /// 2 and 4 tie on points and SB; 2 has two wins to 4's one.
 /// 1 and 5 tie on points; SB puts 1 ahead.
@@ -63,7 +64,8 @@ fn round_robin_ties_are_broken_by_sonneborn_berger_then_wins() {
         [
             TieBreak::SonnebornBerger,
             TieBreak::Wins,
-            TieBreak::DirectEncounter
+            TieBreak::DirectEncounter,
+            TieBreak::Fouls
         ]
     );
     let got = summary(&t);
@@ -72,9 +74,11 @@ fn round_robin_ties_are_broken_by_sonneborn_berger_then_wins() {
     let ranks: Vec<usize> = got.iter().map(|r| r.1).collect();
     assert_eq!(ranks, [1, 2, 3, 4, 5]);
     let points: Vec<f64> = got.iter().map(|r| r.2).collect();
-    assert_eq!(points, [3.5, 3.5, 3.0, 3.0, 2.0]);
+    assert_eq!(points, [2.5, 2.5, 2.0, 2.0, 1.0]);
+    let total: f64 = points.iter().sum();
+    assert_eq!(total, 10.0, "ten games, rests score nothing");
     let sb: Vec<f64> = got.iter().map(|r| r.3[0]).collect();
-    assert_eq!(sb, [6.75, 6.75, 6.75, 5.25, 3.0]);
+    assert_eq!(sb, [4.25, 4.25, 4.75, 3.25, 2.0]);
     let wins: Vec<f64> = got.iter().map(|r| r.3[1]).collect();
     assert_eq!(wins, [2.0, 1.0, 1.0, 1.0, 1.0]);
     assert!(standings.rows.iter().all(|r| r.byes == 1));
@@ -104,8 +108,8 @@ fn round_robin_direct_encounter_breaks_remaining_tie() {
     let got = summary(&t);
     assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [2, 1, 4, 3]);
     assert_eq!(got.iter().map(|r| r.1).collect::<Vec<_>>(), [1, 2, 3, 4]);
-    assert_eq!(got[1].3, [1.75, 1.0, 1.0]);
-    assert_eq!(got[2].3, [1.75, 1.0, 0.0]);
+    assert_eq!(got[1].3, [1.75, 1.0, 1.0, 0.0]);
+    assert_eq!(got[2].3, [1.75, 1.0, 0.0, 0.0]);
 }
 
 /// Same table but 1 beats 2 and 3 beats 1; 2 and 4 drew each other:
@@ -127,8 +131,8 @@ fn round_robin_complete_tie_shares_the_rank() {
     let got = summary(&t);
     assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), [1, 2, 4, 3]);
     assert_eq!(got.iter().map(|r| r.1).collect::<Vec<_>>(), [1, 2, 2, 4]);
-    assert_eq!(got[1].3, [1.75, 1.0, 0.5]);
-    assert_eq!(got[2].3, [1.75, 1.0, 0.5]);
+    assert_eq!(got[1].3, [1.75, 1.0, 0.5, 0.0]);
+    assert_eq!(got[2].3, [1.75, 1.0, 0.5, 0.0]);
 }
 
 #[test]
@@ -172,10 +176,10 @@ fn crosstable_formats_agree_with_standings() {
 
     let csv = ct.to_csv();
     let lines: Vec<&str> = csv.lines().collect();
-    assert_eq!(lines[0], "Rank,Name,Pts,SB,Wins,DE,R1,R2,R3");
+    assert_eq!(lines[0], "Rank,Name,Pts,SB,Wins,DE,Fouls,R1,R2,R3");
     // Player 2 (p1): beat 3 (rank 4) with Red, beat 1 (rank 2) with Black,
     // drew 4 (rank 3) with Red.
-    assert_eq!(lines[1], "1,p1,2.5,2.75,2,0,4r1,2b1,3r½");
+    assert_eq!(lines[1], "1,p1,2.5,2.75,2,0,0,4r1,2b1,3r½");
 
     let json: serde_json::Value = serde_json::from_str(&ct.to_json()).unwrap();
     assert_eq!(json["rows"][0]["name"], "p1");
@@ -221,4 +225,64 @@ fn double_round_robin_never_gives_three_same_colours_in_a_row() {
         assert_eq!(meetings.len(), n * (n - 1));
         assert!(meetings.values().all(|&c| c == 1));
     }
+}
+
+/// The same four-player table as above, where 1 and 4 tie on points, SB,
+/// wins and direct encounter once their game is drawn; 15.1 then ranks the
+/// player with fewer fouls (犯规) first.
+#[test]
+fn round_robin_fouls_break_a_tie_that_direct_encounter_leaves() {
+    let table = [
+        ((1, 4), Draw),
+        ((2, 3), Win),
+        ((4, 3), Win),
+        ((1, 2), Loss),
+        ((2, 4), Win),
+        ((3, 1), Loss),
+    ];
+    // Points 2 = 3, 1 = 4 = 1.5, 3 = 0; SB of 1 and 4 = ½·1.5; one win each;
+    // their game drawn.
+    for (fouls_of_1, want) in [(2, [2, 4, 1, 3]), (0, [2, 1, 4, 3])] {
+        let mut t = Tournament::new(config(Format::RoundRobin { cycles: 1 }, 4, 0)).unwrap();
+        loop {
+            let games = t.next_round().unwrap();
+            if games.is_empty() {
+                break;
+            }
+            for g in games {
+                let r = by_table(&table)(g.red, g.black);
+                // Player 1 (id 0) commits its fouls in its game with 3.
+                let fouls = if (g.red, g.black) == (2, 0) {
+                    [0, fouls_of_1]
+                } else {
+                    [0, 0]
+                };
+                t.record_report(
+                    g.game,
+                    GameReport {
+                        result: r,
+                        forfeit: false,
+                        fouls,
+                    },
+                )
+                .unwrap();
+            }
+        }
+        let got = summary(&t);
+        assert_eq!(got.iter().map(|r| r.0).collect::<Vec<_>>(), want);
+        let one = t.standings().of(0).unwrap().clone();
+        assert_eq!(one.fouls, fouls_of_1);
+        assert_eq!(one.tiebreaks[3], f64::from(fouls_of_1));
+    }
+}
+
+/// 15.2: Swiss ties go to Buchholz, then wins, then fewer fouls.
+#[test]
+fn swiss_default_tiebreaks_end_with_fouls() {
+    assert_eq!(
+        TieBreak::defaults_for(&Format::Swiss { rounds: 3 }),
+        [TieBreak::Buchholz, TieBreak::Wins, TieBreak::Fouls]
+    );
+    assert!(TieBreak::Fouls.lower_is_better());
+    assert!(!TieBreak::Wins.lower_is_better());
 }

@@ -223,7 +223,10 @@ fn swiss_buchholz_on_a_hand_checked_crosstable() {
         }
     });
     let s = t.standings();
-    assert_eq!(s.tiebreaks, [TieBreak::Buchholz, TieBreak::Wins]);
+    assert_eq!(
+        s.tiebreaks,
+        [TieBreak::Buchholz, TieBreak::Wins, TieBreak::Fouls]
+    );
     let rows: Vec<(usize, usize, f64, Vec<f64>)> = s
         .rows
         .iter()
@@ -232,10 +235,10 @@ fn swiss_buchholz_on_a_hand_checked_crosstable() {
     assert_eq!(
         rows,
         vec![
-            (0, 1, 3.0, vec![3.0, 3.0]),
-            (1, 2, 1.5, vec![4.5, 1.0]),
-            (2, 2, 1.5, vec![4.5, 1.0]),
-            (3, 4, 0.0, vec![6.0, 0.0]),
+            (0, 1, 3.0, vec![3.0, 3.0, 0.0]),
+            (1, 2, 1.5, vec![4.5, 1.0, 0.0]),
+            (2, 2, 1.5, vec![4.5, 1.0, 0.0]),
+            (3, 4, 0.0, vec![6.0, 0.0, 0.0]),
         ]
     );
     // Median and cut variants on the same table: p3 without its lowest

@@ -3,14 +3,18 @@
 //! Every format gets the Swiss-style table: one row per player in standings
 //! order, then one cell per round naming the opponent by rank, the colour
 //! (`r` Red, `b` Black) and the result (`1`, `½`, `0`; `?` while unplayed),
-//! e.g. `3b½`; a bye is `bye`. Round robins additionally get the classic
-//! player-against-player matrix in the text form.
+//! e.g. `3b½`. A game decided without play carries 21.4's marks, `3b+` and
+//! `3r-`; a game annulled by a withdrawal (20.3) is in parentheses. A
+//! round-robin bye is `rest` (scores nothing), a Swiss bye `bye+` (scores as
+//! a win without play), an elimination bye `bye`. Round robins additionally
+//! get the classic player-against-player matrix in the text form, and group
+//! events (11.3) every group's and the final's standings.
 
 use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::{Format, PlayerId, Standings, Tournament};
+use super::{Format, PlayerId, Standing, Standings, Tournament};
 use crate::GameResult;
 
 /// One game (or bye) of a player, from that player's view.
@@ -23,24 +27,58 @@ pub struct CrossEntry {
     pub opponent_rank: Option<usize>,
     /// `true` if the player had Red; `None` for a bye.
     pub red: Option<bool>,
-    /// `None` while the game is unplayed; a bye counts as a win.
+    /// `None` while the game is unplayed and for a bye.
     pub result: Option<GameResult>,
+    /// Decided without play (21.4).
+    #[serde(default)]
+    pub forfeit: bool,
+    /// Annulled by a withdrawal (20.3).
+    #[serde(default)]
+    pub cancelled: bool,
 }
 
 impl CrossEntry {
-    fn cell(&self) -> String {
+    /// The result as shown: `1`, `½`, `0`, `?`, or 21.4's `+` / `-` for a
+    /// game decided without play; in parentheses when annulled (20.3).
+    fn mark(&self) -> String {
+        let mark = match (self.forfeit, self.result) {
+            (true, Some(GameResult::Win)) => "+",
+            (true, Some(GameResult::Loss)) => "-",
+            (_, r) => result_symbol(r),
+        };
+        if self.cancelled {
+            format!("({mark})")
+        } else {
+            mark.to_owned()
+        }
+    }
+
+    fn cell(&self, format: &Format) -> String {
         match (self.opponent_rank, self.red) {
-            (Some(rank), Some(red)) => format!(
-                "{rank}{}{}",
-                if red { 'r' } else { 'b' },
-                result_symbol(self.result)
-            ),
-            _ => "bye".to_owned(),
+            (Some(rank), Some(red)) => {
+                let colour = if red { 'r' } else { 'b' };
+                if self.cancelled {
+                    // The whole cell in parentheses: "(3r1)".
+                    let plain = CrossEntry {
+                        cancelled: false,
+                        ..self.clone()
+                    };
+                    format!("({rank}{colour}{})", plain.mark())
+                } else {
+                    format!("{rank}{colour}{}", self.mark())
+                }
+            }
+            _ => match format {
+                Format::RoundRobin { .. } | Format::Groups { .. } => "rest".to_owned(),
+                Format::Swiss { .. } => "bye+".to_owned(),
+                Format::Knockout { .. } | Format::DoubleElimination { .. } => "bye".to_owned(),
+            },
         }
     }
 }
 
-fn result_symbol(r: Option<GameResult>) -> &'static str {
+/// `1`, `½`, `0`, or `?` while unplayed.
+pub(crate) fn result_symbol(r: Option<GameResult>) -> &'static str {
     match r {
         Some(GameResult::Win) => "1",
         Some(GameResult::Draw) => "½",
@@ -49,7 +87,8 @@ fn result_symbol(r: Option<GameResult>) -> &'static str {
     }
 }
 
-fn number(x: f64) -> String {
+/// A score as text: `2`, `2.5`, `2.25`.
+pub(crate) fn number(x: f64) -> String {
     if x.fract() == 0.0 {
         format!("{x:.0}")
     } else if (x * 2.0).fract() == 0.0 {
@@ -70,14 +109,91 @@ pub struct CrosstableRow {
     pub entries: Vec<CrossEntry>,
 }
 
+/// A stage's standings (a group or the final of 11.3).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StageTable {
+    pub name: String,
+    pub standings: Standings,
+}
+
 /// The whole crosstable; serialize it with serde for JSON.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Crosstable {
     pub name: String,
     pub format: Format,
+    /// The event seed (colour lots, draws of lots).
+    #[serde(default)]
+    pub seed: u64,
     pub rounds: u32,
     pub standings: Standings,
     pub rows: Vec<CrosstableRow>,
+    /// Group events (11.3): each group, then the final once drawn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stages: Vec<StageTable>,
+}
+
+/// Lines up `body` under `headers`: the second column left-aligned, the
+/// others right-aligned, two spaces apart.
+pub(crate) fn aligned(headers: &[String], body: &[Vec<String>]) -> String {
+    let mut width: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
+    for row in body {
+        for (w, c) in width.iter_mut().zip(row) {
+            *w = (*w).max(c.chars().count());
+        }
+    }
+    let line = |cells: &[String]| -> String {
+        cells
+            .iter()
+            .zip(&width)
+            .enumerate()
+            .map(|(i, (c, &w))| {
+                let pad = w - c.chars().count();
+                if i == 1 {
+                    format!("{c}{}", " ".repeat(pad))
+                } else {
+                    format!("{}{c}", " ".repeat(pad))
+                }
+            })
+            .collect::<Vec<_>>()
+            .join("  ")
+            .trim_end()
+            .to_owned()
+    };
+    let mut out = String::new();
+    let _ = writeln!(out, "{}", line(headers));
+    for row in body {
+        let _ = writeln!(out, "{}", line(row));
+    }
+    out
+}
+
+/// RFC 4180 quoting of one CSV field.
+pub(crate) fn quote_csv(s: &str) -> String {
+    if s.contains([',', '"', '\n', '\r']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+/// A stage's standings as text: rank, name, points and tie-breaks.
+fn standings_text(s: &Standings) -> String {
+    let mut headers = vec![
+        "Rank".to_owned(),
+        "Name".to_owned(),
+        s.primary.label().to_owned(),
+    ];
+    headers.extend(s.tiebreaks.iter().map(|tb| tb.label().to_owned()));
+    let body: Vec<Vec<String>> = s
+        .rows
+        .iter()
+        .map(|r: &Standing| {
+            let mut c = vec![r.rank.to_string(), r.name.clone(), number(r.points)];
+            c.extend(r.tiebreaks.iter().map(|&v| number(v)));
+            c
+        })
+        .collect();
+    aligned(&headers, &body)
 }
 
 pub(super) fn build(t: &Tournament) -> Crosstable {
@@ -111,6 +227,8 @@ pub(super) fn build(t: &Tournament) -> Crosstable {
                 opponent_rank: rank_of(opp),
                 red: Some(red),
                 result: g.result.map(|r| if red { r } else { r.reversed() }),
+                forfeit: g.forfeit,
+                cancelled: g.cancelled,
             });
         }
     }
@@ -120,18 +238,43 @@ pub(super) fn build(t: &Tournament) -> Crosstable {
             opponent: None,
             opponent_rank: None,
             red: None,
-            result: Some(GameResult::Win),
+            result: None,
+            forfeit: false,
+            cancelled: false,
         });
     }
     for row in &mut rows {
         row.entries.sort_by_key(|e| e.round);
     }
+    let stages = t
+        .groups()
+        .map(|g| {
+            let mut v: Vec<StageTable> = g
+                .groups
+                .into_iter()
+                .enumerate()
+                .map(|(i, standings)| StageTable {
+                    name: format!("Group {}", i + 1),
+                    standings,
+                })
+                .collect();
+            if let Some(standings) = g.final_standings {
+                v.push(StageTable {
+                    name: "Final".to_owned(),
+                    standings,
+                });
+            }
+            v
+        })
+        .unwrap_or_default();
     Crosstable {
         name: t.config().name.clone(),
         format: t.config().format,
+        seed: t.config().seed,
         rounds: t.rounds_played(),
         standings,
         rows,
+        stages,
     }
 }
 
@@ -144,7 +287,7 @@ impl Crosstable {
                 row.entries
                     .iter()
                     .filter(|e| e.round == r)
-                    .map(CrossEntry::cell)
+                    .map(|e| e.cell(&self.format))
                     .collect::<Vec<_>>()
                     .join(" ")
             })
@@ -153,7 +296,11 @@ impl Crosstable {
 
     /// Column headers shared by text and CSV.
     fn headers(&self) -> Vec<String> {
-        let mut h = vec!["Rank".to_owned(), "Name".to_owned(), "Pts".to_owned()];
+        let mut h = vec![
+            "Rank".to_owned(),
+            "Name".to_owned(),
+            self.standings.primary.label().to_owned(),
+        ];
         h.extend(
             self.standings
                 .tiebreaks
@@ -176,37 +323,18 @@ impl Crosstable {
     pub fn to_text(&self) -> String {
         let headers = self.headers();
         let body: Vec<Vec<String>> = self.rows.iter().map(|r| self.cells(r)).collect();
-        let mut width: Vec<usize> = headers.iter().map(|h| h.chars().count()).collect();
-        for row in &body {
-            for (w, c) in width.iter_mut().zip(row) {
-                *w = (*w).max(c.chars().count());
-            }
-        }
         let mut out = String::new();
         if !self.name.is_empty() {
             let _ = writeln!(out, "{}", self.name);
         }
-        let line = |cells: &[String]| -> String {
-            cells
-                .iter()
-                .zip(&width)
-                .enumerate()
-                .map(|(i, (c, &w))| {
-                    let pad = w - c.chars().count();
-                    if i == 1 {
-                        format!("{c}{}", " ".repeat(pad))
-                    } else {
-                        format!("{}{c}", " ".repeat(pad))
-                    }
-                })
-                .collect::<Vec<_>>()
-                .join("  ")
-                .trim_end()
-                .to_owned()
-        };
-        let _ = writeln!(out, "{}", line(&headers));
-        for row in &body {
-            let _ = writeln!(out, "{}", line(row));
+        out.push_str(&aligned(&headers, &body));
+        for stage in &self.stages {
+            let _ = write!(
+                out,
+                "\n{}\n{}",
+                stage.name,
+                standings_text(&stage.standings)
+            );
         }
         if matches!(self.format, Format::RoundRobin { .. }) {
             out.push('\n');
@@ -235,7 +363,7 @@ impl Crosstable {
                             .entries
                             .iter()
                             .filter(|e| e.opponent == Some(opp))
-                            .map(|e| result_symbol(e.result))
+                            .map(CrossEntry::mark)
                             .collect();
                         if s.is_empty() { ".".to_owned() } else { s }
                     })
@@ -275,16 +403,15 @@ impl Crosstable {
     /// CSV (RFC 4180 quoting) with the same columns as the text table.
     #[must_use]
     pub fn to_csv(&self) -> String {
-        let quote = |s: &str| -> String {
-            if s.contains([',', '"', '\n', '\r']) {
-                format!("\"{}\"", s.replace('"', "\"\""))
-            } else {
-                s.to_owned()
-            }
-        };
         let mut out = String::new();
         let write_row = |out: &mut String, cells: &[String]| {
-            out.push_str(&cells.iter().map(|c| quote(c)).collect::<Vec<_>>().join(","));
+            out.push_str(
+                &cells
+                    .iter()
+                    .map(|c| quote_csv(c))
+                    .collect::<Vec<_>>()
+                    .join(","),
+            );
             out.push('\n');
         };
         write_row(&mut out, &self.headers());

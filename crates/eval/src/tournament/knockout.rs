@@ -31,10 +31,28 @@ pub enum KnockoutDecision {
     Lots,
 }
 
+/// Which part of an elimination a mini-match belongs to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, Default)]
+#[serde(rename_all = "snake_case")]
+pub enum Bracket {
+    /// The knockout bracket, or the winners' bracket of a double elimination.
+    #[default]
+    Main,
+    /// The losers' bracket of a double elimination.
+    Losers,
+    /// The grand final of a double elimination.
+    Final,
+    /// The second grand final, played when the losers'-bracket winner won the
+    /// first (only then has the other finalist lost twice).
+    FinalReset,
+}
+
 /// One mini-match of the bracket.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KnockoutMatch {
-    /// Bracket round, from 1 (the final is the last).
+    #[serde(default)]
+    pub bracket: Bracket,
+    /// Round within its bracket, from 1 (the knockout final is the last).
     pub stage: u32,
     /// The better-seeded (or upper-bracket) player.
     pub top: PlayerId,
@@ -49,9 +67,10 @@ pub struct KnockoutMatch {
 }
 
 impl KnockoutMatch {
-    fn new(stage: u32, top: PlayerId, bottom: Option<PlayerId>) -> KnockoutMatch {
+    pub(crate) fn new(stage: u32, top: PlayerId, bottom: Option<PlayerId>) -> KnockoutMatch {
         let bye = bottom.is_none();
         KnockoutMatch {
+            bracket: Bracket::Main,
             stage,
             top,
             bottom,
@@ -73,7 +92,7 @@ impl KnockoutMatch {
 }
 
 /// Seed numbers (1-based) in bracket order for a bracket of `size` slots.
-fn bracket_order(size: usize) -> Vec<usize> {
+pub(crate) fn bracket_order(size: usize) -> Vec<usize> {
     let mut order = vec![1];
     while order.len() < size {
         let m = order.len() * 2;
@@ -120,20 +139,29 @@ impl KnockoutState {
         &self.matches[self.stage_start..]
     }
 
+    /// The last bracket round `p` took part in, +1 for the champion.
+    pub(crate) fn stage_reached(&self, p: PlayerId, n: usize) -> f64 {
+        let last_stage = n.next_power_of_two().trailing_zeros();
+        let mut best = 0.0f64;
+        for m in &self.matches {
+            if m.top == p || m.bottom == Some(p) {
+                let reached = if m.winner == Some(p) && m.stage == last_stage && m.bottom.is_some()
+                {
+                    m.stage + 1
+                } else {
+                    m.stage
+                };
+                best = best.max(f64::from(reached));
+            }
+        }
+        best
+    }
+
     pub(crate) fn champion(&self) -> Option<PlayerId> {
         match self.current() {
             // A stage of one match is the final.
             [only] => only.winner,
             _ => None,
-        }
-    }
-
-    /// Red for the first game of a pair, by lot.
-    fn lot(&mut self, a: PlayerId, b: PlayerId) -> (PlayerId, PlayerId) {
-        if self.rng.random_bool(0.5) {
-            (a, b)
-        } else {
-            (b, a)
         }
     }
 
@@ -181,28 +209,13 @@ impl KnockoutState {
                         .bottom
                         .expect("undecided matches have two players"),
                 );
-                let m = &self.matches[i];
-                let new_games: Vec<(PlayerId, PlayerId, GameKind)> = if m.games.is_empty() {
-                    let (r, b) = self.lot(top, bottom);
-                    vec![(r, b, GameKind::Regular), (b, r, GameKind::Regular)]
-                } else if m.rapid_pairs < self.tiebreak.rapid_pairs {
-                    self.matches[i].rapid_pairs += 1;
-                    let (r, b) = self.lot(top, bottom);
-                    vec![(r, b, GameKind::Rapid), (b, r, GameKind::Rapid)]
-                } else if self.tiebreak.armageddon && !m.armageddon_played {
-                    self.matches[i].armageddon_played = true;
-                    let (r, b) = self.lot(top, bottom);
-                    vec![(r, b, GameKind::Armageddon)]
-                } else {
-                    let winner = if self.rng.random_bool(0.5) {
-                        top
-                    } else {
-                        bottom
-                    };
-                    self.matches[i].winner = Some(winner);
-                    self.matches[i].decided_by = Some(KnockoutDecision::Lots);
-                    Vec::new()
-                };
+                let new_games = mini_match_games(
+                    &mut self.matches[i],
+                    top,
+                    bottom,
+                    self.tiebreak,
+                    &mut self.rng,
+                );
                 for g in new_games {
                     self.matches[i].games.push(first_id + batch.len());
                     batch.push(g);
@@ -217,18 +230,57 @@ impl KnockoutState {
     /// Decides every match whose games are all finished and decisive.
     pub(crate) fn update(&mut self, games: &[GameEntry]) {
         for m in &mut self.matches[self.stage_start..] {
-            if m.winner.is_some() || m.games.is_empty() {
-                continue;
-            }
-            let entries: Vec<&GameEntry> = m.games.iter().filter_map(|&id| games.get(id)).collect();
-            if entries.len() != m.games.len() || entries.iter().any(|g| g.result.is_none()) {
-                continue;
-            }
-            if let Some((winner, how)) = decide(m.top, &entries) {
-                m.winner = Some(winner);
-                m.decided_by = Some(how);
-            }
+            update_match(m, games);
         }
+    }
+}
+
+/// Red for the first game of a pair, by lot (13.4 猜先).
+fn lot(rng: &mut ChaCha8Rng, a: PlayerId, b: PlayerId) -> (PlayerId, PlayerId) {
+    if rng.random_bool(0.5) { (a, b) } else { (b, a) }
+}
+
+/// The next games of an undecided mini-match between `top` and `bottom`:
+/// the two regular games, a pair of rapid games, the armageddon game, or
+/// none when a draw of lots decides it here and now.
+pub(crate) fn mini_match_games(
+    m: &mut KnockoutMatch,
+    top: PlayerId,
+    bottom: PlayerId,
+    tiebreak: KnockoutTiebreak,
+    rng: &mut ChaCha8Rng,
+) -> Vec<(PlayerId, PlayerId, GameKind)> {
+    if m.games.is_empty() {
+        let (r, b) = lot(rng, top, bottom);
+        vec![(r, b, GameKind::Regular), (b, r, GameKind::Regular)]
+    } else if m.rapid_pairs < tiebreak.rapid_pairs {
+        m.rapid_pairs += 1;
+        let (r, b) = lot(rng, top, bottom);
+        vec![(r, b, GameKind::Rapid), (b, r, GameKind::Rapid)]
+    } else if tiebreak.armageddon && !m.armageddon_played {
+        m.armageddon_played = true;
+        let (r, b) = lot(rng, top, bottom);
+        vec![(r, b, GameKind::Armageddon)]
+    } else {
+        let winner = if rng.random_bool(0.5) { top } else { bottom };
+        m.winner = Some(winner);
+        m.decided_by = Some(KnockoutDecision::Lots);
+        Vec::new()
+    }
+}
+
+/// Decides `m` from its games when they are all finished and decisive.
+pub(crate) fn update_match(m: &mut KnockoutMatch, games: &[GameEntry]) {
+    if m.winner.is_some() || m.games.is_empty() {
+        return;
+    }
+    let entries: Vec<&GameEntry> = m.games.iter().filter_map(|&id| games.get(id)).collect();
+    if entries.len() != m.games.len() || entries.iter().any(|g| g.result.is_none()) {
+        return;
+    }
+    if let Some((winner, how)) = decide(m.top, &entries) {
+        m.winner = Some(winner);
+        m.decided_by = Some(how);
     }
 }
 

@@ -12,6 +12,7 @@
 //!     format: Format::RoundRobin { cycles: 1 },
 //!     participants: ["a", "b", "c"].map(|n| Participant::new(n, "random")).to_vec(),
 //!     seed: 1,
+//!     withdrawals: Vec::new(),
 //! };
 //! let mut t = Tournament::new(config).unwrap();
 //! loop {
@@ -27,25 +28,33 @@
 //! assert_eq!(t.standings().rows.len(), 3);
 //! ```
 //!
-//! Formats: round robin with Berger tables ([`berger`]), Swiss (积分编排制,
-//! [`Format::Swiss`]) and knockout (淘汰制, [`Format::Knockout`]). Scoring is
-//! 1 / ½ / 0 (14.1); a bye scores 1 point in round robin and Swiss (as a
-//! game won by forfeit, 21.4) and only advances the player in a knockout.
-//! Standings use the tie-breaks of 第15条 ([`Standings`], [`TieBreak`]).
+//! Formats (第11条): round robin with Berger tables ([`berger`]), group round
+//! robins feeding a final ([`Format::Groups`], 11.3), Swiss (积分编排制,
+//! [`Format::Swiss`]), knockout (淘汰制, [`Format::Knockout`]) and double
+//! elimination ([`Format::DoubleElimination`], 11.1). Scoring is 1 / ½ / 0
+//! (14.1). A round-robin bye is a rest round and scores nothing; a Swiss bye
+//! is scored as a win without play ("+", 21.4); a knockout bye only advances
+//! the player. Withdrawals follow 第20条 ([`Withdrawal`]). Standings use the
+//! tie-breaks of 第15条 ([`Standings`], [`TieBreak`]). Team events (第12条)
+//! are built on top of this in [`team`].
 
 pub mod berger;
 mod crosstable;
+mod double;
+mod groups;
 mod knockout;
 pub mod runner;
 mod standings;
 mod swiss;
+pub mod team;
 
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-pub use crosstable::{CrossEntry, Crosstable, CrosstableRow};
-pub use knockout::{KnockoutDecision, KnockoutMatch};
-pub use standings::{Standing, Standings, TieBreak};
+pub use crosstable::{CrossEntry, Crosstable, CrosstableRow, StageTable};
+pub use groups::GroupsSummary;
+pub use knockout::{Bracket, KnockoutDecision, KnockoutMatch};
+pub use standings::{Primary, Standing, Standings, TieBreak};
 
 use crate::GameResult;
 
@@ -101,7 +110,7 @@ impl Default for KnockoutTiebreak {
 
 /// The competition system (第11条).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[serde(tag = "kind", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Format {
     /// 大循环制: everyone meets everyone, `cycles` times (1 or 2; the second
     /// cycle repeats the Berger table with colours reversed, and the first
@@ -118,6 +127,44 @@ pub enum Format {
         #[serde(default)]
         tiebreak: KnockoutTiebreak,
     },
+    /// 双淘汰制 (11.1): a player is out after losing two mini-matches; a
+    /// winners' bracket, a losers' bracket and a grand final (played again
+    /// if the losers'-bracket winner wins it, since only then has the other
+    /// finalist lost twice).
+    DoubleElimination {
+        #[serde(default)]
+        tiebreak: KnockoutTiebreak,
+    },
+    /// 分组循环制 (11.3): the seeds (configuration order) are spread over
+    /// `groups` round robins (`cycles` each); the top `qualifiers` of every
+    /// group play a round robin final (`final_cycles`).
+    Groups {
+        groups: u32,
+        qualifiers: u32,
+        #[serde(default = "one")]
+        cycles: u32,
+        #[serde(default = "one")]
+        final_cycles: u32,
+    },
+}
+
+impl Format {
+    /// Whether 第20条 (withdrawals) covers the format: it speaks of 循环制
+    /// and 积分编排制 only.
+    fn allows_withdrawals(&self) -> bool {
+        matches!(self, Format::RoundRobin { .. } | Format::Swiss { .. })
+    }
+
+    /// Half points a bye is worth: a Swiss bye is a win without play (21.4's
+    /// "+"); a round-robin bye is a rest round (轮休) and an elimination bye
+    /// only advances the player.
+    #[must_use]
+    pub fn bye_half_points(&self) -> u32 {
+        match self {
+            Format::Swiss { .. } => 2,
+            _ => 0,
+        }
+    }
 }
 
 fn one() -> u32 {
@@ -136,6 +183,25 @@ pub struct TournamentConfig {
     /// and drawing of lots), so a tournament replays identically.
     #[serde(default)]
     pub seed: u64,
+    /// Entrants who leave the event (第20条).
+    #[serde(default)]
+    pub withdrawals: Vec<Withdrawal>,
+}
+
+/// An entrant leaving the event (第20条), named as in the participant list.
+///
+/// `after_round = 0` is a withdrawal before the start (20.2): a round robin is
+/// drawn again without the entrant, a Swiss never pairs it. Later, in a round
+/// robin (20.3) the entrant's results are annulled if it met fewer than half
+/// of its opponents, and otherwise stand with every unplayed game forfeited to
+/// the opponent; in a Swiss (20.4) its results stand and it is no longer
+/// paired.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Withdrawal {
+    pub name: String,
+    /// The last round the entrant played (0: withdrew before the start).
+    pub after_round: u32,
 }
 
 /// Kind of game, so the runner can choose the time control.
@@ -190,6 +256,18 @@ pub enum TournamentError {
         "no Swiss pairing for round {round} avoids repeating a game (too many rounds for the field?)"
     )]
     NoValidPairing { round: u32 },
+    #[error("withdrawals: no participant is named {0:?}")]
+    UnknownWithdrawal(String),
+    #[error("withdrawals: {0:?} is listed twice")]
+    DuplicateWithdrawal(String),
+    #[error("withdrawals are defined for round robin and Swiss only (第20条), not for {format}")]
+    WithdrawalFormat { format: &'static str },
+    #[error(
+        "{remaining} participant(s) left after the withdrawals before the start; at least 2 are needed"
+    )]
+    TooFewAfterWithdrawals { remaining: usize },
+    #[error("groups: {why}")]
+    BadGroups { why: String },
 }
 
 /// A game handed out, with its result once recorded (from Red's view).
@@ -197,6 +275,52 @@ pub enum TournamentError {
 pub struct GameEntry {
     pub pairing: Pairing,
     pub result: Option<GameResult>,
+    /// Decided without play (21.4: shown as "+" and "-").
+    #[serde(default)]
+    pub forfeit: bool,
+    /// Fouls (犯规, 第9条) of Red and Black in this game.
+    #[serde(default)]
+    pub fouls: [u32; 2],
+    /// Annulled by a withdrawal (20.3): the game counts for nobody.
+    #[serde(default)]
+    pub cancelled: bool,
+}
+
+/// Everything the tournament keeps about a finished game.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GameReport {
+    /// From Red's view.
+    pub result: GameResult,
+    /// Decided without play (21.4).
+    pub forfeit: bool,
+    /// Fouls of Red and Black.
+    pub fouls: [u32; 2],
+}
+
+impl From<GameResult> for GameReport {
+    fn from(result: GameResult) -> GameReport {
+        GameReport {
+            result,
+            forfeit: false,
+            fouls: [0, 0],
+        }
+    }
+}
+
+/// How a withdrawal took effect (第20条).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WithdrawalEffect {
+    /// Before the start (20.2): never scheduled.
+    BeforeStart,
+    /// Round robin, fewer than half the opponents met (20.3): every result
+    /// annulled.
+    Annulled,
+    /// Round robin, at least half met (20.3): results stand, the rest is
+    /// forfeited to the opponents.
+    Forfeited,
+    /// Swiss (20.4): results stand, no longer paired.
+    Unpaired,
 }
 
 /// A round in which a player had no opponent.
@@ -206,11 +330,16 @@ pub struct Bye {
     pub player: PlayerId,
 }
 
+/// The rounds of a round robin: `(red, black)` boards, `None` for a bye.
+type Schedule = Vec<Vec<(PlayerId, Option<PlayerId>)>>;
+
 #[derive(Debug, Clone)]
 enum Engine {
-    RoundRobin(Vec<Vec<(PlayerId, Option<PlayerId>)>>),
+    RoundRobin(Schedule),
     Swiss(swiss::SwissState),
     Knockout(Box<knockout::KnockoutState>),
+    Double(Box<double::DoubleState>),
+    Groups(Box<groups::GroupsState>),
 }
 
 /// A tournament in progress: hands out rounds, takes results, and reports
@@ -222,6 +351,55 @@ pub struct Tournament {
     byes: Vec<Bye>,
     round: u32,
     engine: Engine,
+    /// Per participant, how its withdrawal took effect, once it has.
+    withdrawn: Vec<Option<WithdrawalEffect>>,
+}
+
+/// Round robin rounds for `players` (Berger numbers in this order), played
+/// `cycles` times.
+fn round_robin_schedule(players: &[PlayerId], cycles: u32) -> Schedule {
+    let table = berger::berger_table(players.len());
+    let mut rounds: Schedule = table
+        .iter()
+        .map(|r| {
+            r.iter()
+                .map(|&(a, b)| (players[a - 1], b.map(|b| players[b - 1])))
+                .collect()
+        })
+        .collect();
+    if cycles == 2 {
+        // The second cycle is the table again with colours reversed. As FIDE
+        // C.05 recommends, the last two rounds of the first cycle are swapped,
+        // so nobody gets the same colour three times in a row across the
+        // change of cycle.
+        let reversed: Schedule = rounds
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|&(a, b)| match b {
+                        Some(b) => (b, Some(a)),
+                        None => (a, None),
+                    })
+                    .collect()
+            })
+            .collect();
+        let len = rounds.len();
+        if len >= 2 {
+            rounds.swap(len - 1, len - 2);
+        }
+        rounds.extend(reversed);
+    }
+    rounds
+}
+
+pub(crate) fn format_name(format: &Format) -> &'static str {
+    match format {
+        Format::RoundRobin { .. } => "round_robin",
+        Format::Swiss { .. } => "swiss",
+        Format::Knockout { .. } => "knockout",
+        Format::DoubleElimination { .. } => "double_elimination",
+        Format::Groups { .. } => "groups",
+    }
 }
 
 impl Tournament {
@@ -229,8 +407,9 @@ impl Tournament {
     ///
     /// # Errors
     ///
-    /// Fewer than 2 participants, duplicate or empty names, or a format
-    /// parameter out of range.
+    /// Fewer than 2 participants, duplicate or empty names, a format
+    /// parameter out of range, or a withdrawal naming nobody or in a format
+    /// 第20条 does not cover.
     pub fn new(config: TournamentConfig) -> Result<Tournament, TournamentError> {
         let n = config.participants.len();
         if n < 2 {
@@ -245,48 +424,47 @@ impl Tournament {
                 return Err(TournamentError::DuplicateName(p.name.clone()));
             }
         }
+        let mut withdrawn = vec![None; n];
+        let mut listed = std::collections::HashSet::new();
+        for w in &config.withdrawals {
+            let Some(p) = config.participants.iter().position(|p| p.name == w.name) else {
+                return Err(TournamentError::UnknownWithdrawal(w.name.clone()));
+            };
+            if !listed.insert(p) {
+                return Err(TournamentError::DuplicateWithdrawal(w.name.clone()));
+            }
+            if !config.format.allows_withdrawals() {
+                return Err(TournamentError::WithdrawalFormat {
+                    format: format_name(&config.format),
+                });
+            }
+            if w.after_round == 0 {
+                withdrawn[p] = Some(WithdrawalEffect::BeforeStart);
+            }
+        }
+        // 20.2: those who leave before the start are not in the draw.
+        let active: Vec<PlayerId> = (0..n).filter(|&p| withdrawn[p].is_none()).collect();
+        if active.len() < 2 {
+            return Err(TournamentError::TooFewAfterWithdrawals {
+                remaining: active.len(),
+            });
+        }
         let engine = match config.format {
             Format::RoundRobin { cycles } => {
                 if !(1..=2).contains(&cycles) {
                     return Err(TournamentError::BadCycles(cycles));
                 }
-                let table = berger::berger_table(n);
-                let mut rounds: Vec<Vec<(PlayerId, Option<PlayerId>)>> = table
-                    .iter()
-                    .map(|r| r.iter().map(|&(a, b)| (a - 1, b.map(|b| b - 1))).collect())
-                    .collect();
-                if cycles == 2 {
-                    // The second cycle is the table again with colours
-                    // reversed. As FIDE C.05 recommends, the last two rounds
-                    // of the first cycle are swapped, so nobody gets the same
-                    // colour three times in a row across the change of cycle.
-                    let reversed: Vec<_> = rounds
-                        .iter()
-                        .map(|r| {
-                            r.iter()
-                                .map(|&(a, b)| match b {
-                                    Some(b) => (b, Some(a)),
-                                    None => (a, None),
-                                })
-                                .collect()
-                        })
-                        .collect();
-                    let len = rounds.len();
-                    if len >= 2 {
-                        rounds.swap(len - 1, len - 2);
-                    }
-                    rounds.extend(reversed);
-                }
-                Engine::RoundRobin(rounds)
+                Engine::RoundRobin(round_robin_schedule(&active, cycles))
             }
             Format::Swiss { rounds } => {
                 // Everyone can meet everyone at most once; beyond n−1 rounds
                 // (n rounds with a bye) a repeat is unavoidable.
-                let max = (n - 1 + n % 2) as u32;
+                let m = active.len();
+                let max = (m - 1 + m % 2) as u32;
                 if rounds == 0 || rounds > max {
                     return Err(TournamentError::BadRounds {
                         rounds,
-                        players: n,
+                        players: m,
                         max,
                     });
                 }
@@ -295,6 +473,21 @@ impl Tournament {
             Format::Knockout { tiebreak } => Engine::Knockout(Box::new(
                 knockout::KnockoutState::new(n, tiebreak, config.seed),
             )),
+            Format::DoubleElimination { tiebreak } => {
+                Engine::Double(Box::new(double::DoubleState::new(n, tiebreak, config.seed)))
+            }
+            Format::Groups {
+                groups,
+                qualifiers,
+                cycles,
+                final_cycles,
+            } => Engine::Groups(Box::new(groups::GroupsState::new(
+                n,
+                groups,
+                qualifiers,
+                cycles,
+                final_cycles,
+            )?)),
         };
         Ok(Tournament {
             config,
@@ -302,6 +495,7 @@ impl Tournament {
             byes: Vec::new(),
             round: 0,
             engine,
+            withdrawn,
         })
     }
 
@@ -321,7 +515,8 @@ impl Tournament {
         self.config.participants.get(id)
     }
 
-    /// Every game handed out so far, in order of [`GameId`].
+    /// Every game handed out so far, in order of [`GameId`], including games
+    /// forfeited by a withdrawal (never handed out; `forfeit` is set).
     #[must_use]
     pub fn games(&self) -> &[GameEntry] {
         &self.games
@@ -333,18 +528,44 @@ impl Tournament {
         &self.byes
     }
 
+    /// How a participant's withdrawal took effect, if it has.
+    #[must_use]
+    pub fn withdrawal(&self, player: PlayerId) -> Option<WithdrawalEffect> {
+        self.withdrawn.get(player).copied().flatten()
+    }
+
     /// Number of rounds handed out so far.
     #[must_use]
     pub fn rounds_played(&self) -> u32 {
         self.round
     }
 
-    /// Knockout mini-matches so far (empty for other formats).
+    /// Knockout mini-matches so far (both brackets and the final of a double
+    /// elimination; empty for other formats).
     #[must_use]
     pub fn knockout_matches(&self) -> &[KnockoutMatch] {
         match &self.engine {
             Engine::Knockout(k) => k.matches(),
+            Engine::Double(d) => d.matches(),
             _ => &[],
+        }
+    }
+
+    /// Elimination formats: how far `p` got (see [`TieBreak::StageReached`]).
+    pub(crate) fn stage_reached(&self, p: PlayerId) -> f64 {
+        match &self.engine {
+            Engine::Knockout(k) => k.stage_reached(p, self.participants().len()),
+            Engine::Double(d) => d.stage_reached(p),
+            _ => 0.0,
+        }
+    }
+
+    /// Group stage and final of an 11.3 event (`None` for other formats).
+    #[must_use]
+    pub fn groups(&self) -> Option<GroupsSummary> {
+        match &self.engine {
+            Engine::Groups(g) => Some(g.summary(self)),
+            _ => None,
         }
     }
 
@@ -375,91 +596,208 @@ impl Tournament {
                 _ => unreachable!("engine matches format"),
             },
             Engine::Knockout(k) => k.champion().is_some(),
+            Engine::Double(d) => d.champion().is_some(),
+            Engine::Groups(g) => g.is_finished(self.round),
+        }
+    }
+
+    /// Applies the withdrawals that take effect in round `round` (20.3, 20.4).
+    fn apply_withdrawals(&mut self, round: u32) {
+        for w in &self.config.withdrawals {
+            let Some(p) = self
+                .config
+                .participants
+                .iter()
+                .position(|q| q.name == w.name)
+            else {
+                continue;
+            };
+            if self.withdrawn[p].is_some() || w.after_round + 1 != round {
+                continue;
+            }
+            self.withdrawn[p] = Some(match &self.engine {
+                Engine::RoundRobin(rounds) => {
+                    let scheduled: std::collections::HashSet<PlayerId> = rounds
+                        .iter()
+                        .flatten()
+                        .filter_map(|&(a, b)| match b {
+                            Some(b) if a == p => Some(b),
+                            Some(b) if b == p => Some(a),
+                            _ => None,
+                        })
+                        .collect();
+                    let met: std::collections::HashSet<PlayerId> = self
+                        .games
+                        .iter()
+                        .filter(|g| g.result.is_some() && !g.cancelled)
+                        .filter_map(|g| match (g.pairing.red, g.pairing.black) {
+                            (r, b) if r == p => Some(b),
+                            (r, b) if b == p => Some(r),
+                            _ => None,
+                        })
+                        .collect();
+                    // 20.3: 已赛对手不足半数 → 所有已赛结果一概注销.
+                    if 2 * met.len() < scheduled.len() {
+                        for g in &mut self.games {
+                            if g.pairing.red == p || g.pairing.black == p {
+                                g.cancelled = true;
+                            }
+                        }
+                        WithdrawalEffect::Annulled
+                    } else {
+                        WithdrawalEffect::Forfeited
+                    }
+                }
+                _ => WithdrawalEffect::Unpaired,
+            });
         }
     }
 
     /// Hands out the next round's games (byes are recorded automatically).
     /// An empty list means the tournament is finished.
     ///
-    /// For a knockout, a "round" is the next batch of games that can be
-    /// played now: both regular games of every mini-match, or the tie-break
-    /// games of the mini-matches that ended level.
+    /// For a knockout or double elimination, a "round" is the next batch of
+    /// games that can be played now: both regular games of every mini-match
+    /// that is ready, or the tie-break games of those that ended level.
+    /// Games forfeited by a withdrawal are recorded at once and not handed
+    /// out; a round with nothing left to play is skipped.
     ///
     /// # Errors
     ///
     /// Games of the previous round still lack results, or (Swiss) no pairing
     /// without a repeated game exists.
     pub fn next_round(&mut self) -> Result<Vec<Pairing>, TournamentError> {
-        let pending = self.pending();
-        if pending > 0 {
-            return Err(TournamentError::RoundInProgress {
-                round: self.round,
-                pending,
-            });
-        }
-        if self.is_finished() {
-            return Ok(Vec::new());
-        }
-        let round = self.round + 1;
-        let (pairs, byes): (Vec<(PlayerId, PlayerId, GameKind)>, Vec<PlayerId>) = match &mut self
-            .engine
-        {
-            Engine::RoundRobin(rounds) => {
-                let mut pairs = Vec::new();
-                let mut byes = Vec::new();
-                for &(red, black) in &rounds[self.round as usize] {
-                    match black {
-                        Some(black) => pairs.push((red, black, GameKind::Regular)),
-                        None => byes.push(red),
-                    }
+        loop {
+            let pending = self.pending();
+            if pending > 0 {
+                return Err(TournamentError::RoundInProgress {
+                    round: self.round,
+                    pending,
+                });
+            }
+            if self.is_finished() {
+                return Ok(Vec::new());
+            }
+            let round = self.round + 1;
+            self.apply_withdrawals(round);
+            if let Engine::Groups(g) = &self.engine
+                && g.needs_final(round)
+            {
+                let finalists = g.qualifiers(self);
+                if let Engine::Groups(g) = &mut self.engine {
+                    g.set_final(finalists);
                 }
-                (pairs, byes)
             }
-            Engine::Swiss(state) => {
-                let history =
-                    swiss::History::build(self.config.participants.len(), &self.games, &self.byes);
-                let (pairs, bye) = state.pair_round(&history, round)?;
-                (
-                    pairs
-                        .into_iter()
-                        .map(|(r, b)| (r, b, GameKind::Regular))
-                        .collect(),
-                    bye.into_iter().collect(),
-                )
+            let mut forfeits: Vec<(PlayerId, PlayerId, GameResult)> = Vec::new();
+            let (pairs, byes): (Vec<(PlayerId, PlayerId, GameKind)>, Vec<PlayerId>) =
+                match &mut self.engine {
+                    Engine::RoundRobin(rounds) => {
+                        let mut pairs = Vec::new();
+                        let mut byes = Vec::new();
+                        for &(red, black) in &rounds[self.round as usize] {
+                            let Some(black) = black else {
+                                if self.withdrawn[red].is_none() {
+                                    byes.push(red);
+                                }
+                                continue;
+                            };
+                            match (self.withdrawn[red], self.withdrawn[black]) {
+                                (None, None) => pairs.push((red, black, GameKind::Regular)),
+                                (Some(_), Some(_)) => {}
+                                // 20.3: an annulled player's opponent rests.
+                                (Some(WithdrawalEffect::Annulled), None) => byes.push(black),
+                                (None, Some(WithdrawalEffect::Annulled)) => byes.push(red),
+                                // 20.3: 其余未赛对局均作弃权,对方获胜.
+                                (Some(_), None) => forfeits.push((red, black, GameResult::Loss)),
+                                (None, Some(_)) => forfeits.push((red, black, GameResult::Win)),
+                            }
+                        }
+                        (pairs, byes)
+                    }
+                    Engine::Swiss(state) => {
+                        let history = swiss::History::build(
+                            self.config.participants.len(),
+                            &self.games,
+                            &self.byes,
+                        );
+                        let active: Vec<bool> =
+                            self.withdrawn.iter().map(Option::is_none).collect();
+                        let (pairs, bye) = state.pair_round(&history, &active, round)?;
+                        (
+                            pairs
+                                .into_iter()
+                                .map(|(r, b)| (r, b, GameKind::Regular))
+                                .collect(),
+                            bye.into_iter().collect(),
+                        )
+                    }
+                    Engine::Knockout(state) => {
+                        let first_id = self.games.len();
+                        state.next_batch(&self.games, first_id)
+                    }
+                    Engine::Double(state) => {
+                        let first_id = self.games.len();
+                        state.next_batch(&self.games, first_id)
+                    }
+                    Engine::Groups(state) => state.next_round(round),
+                };
+            if pairs.is_empty() && byes.is_empty() && forfeits.is_empty() {
+                if matches!(self.engine, Engine::RoundRobin(_)) {
+                    // Only withdrawn players were scheduled: the round passes.
+                    self.round = round;
+                    continue;
+                }
+                return Ok(Vec::new());
             }
-            Engine::Knockout(state) => {
-                let first_id = self.games.len();
-                state.next_batch(&self.games, first_id)
+            self.round = round;
+            for player in byes {
+                self.byes.push(Bye { round, player });
             }
-        };
-        if pairs.is_empty() && byes.is_empty() {
-            return Ok(Vec::new());
+            for (board, (red, black, result)) in forfeits.into_iter().enumerate() {
+                self.games.push(GameEntry {
+                    pairing: Pairing {
+                        game: self.games.len(),
+                        round,
+                        board: (pairs.len() + board) as u32 + 1,
+                        red,
+                        black,
+                        kind: GameKind::Regular,
+                    },
+                    result: Some(result),
+                    forfeit: true,
+                    fouls: [0, 0],
+                    cancelled: false,
+                });
+            }
+            let mut out = Vec::with_capacity(pairs.len());
+            for (board, (red, black, kind)) in pairs.into_iter().enumerate() {
+                let pairing = Pairing {
+                    game: self.games.len(),
+                    round,
+                    board: board as u32 + 1,
+                    red,
+                    black,
+                    kind,
+                };
+                self.games.push(GameEntry {
+                    pairing,
+                    result: None,
+                    forfeit: false,
+                    fouls: [0, 0],
+                    cancelled: false,
+                });
+                out.push(pairing);
+            }
+            if !out.is_empty() {
+                return Ok(out);
+            }
         }
-        self.round = round;
-        for player in byes {
-            self.byes.push(Bye { round, player });
-        }
-        let mut out = Vec::with_capacity(pairs.len());
-        for (board, (red, black, kind)) in pairs.into_iter().enumerate() {
-            let pairing = Pairing {
-                game: self.games.len(),
-                round,
-                board: board as u32 + 1,
-                red,
-                black,
-                kind,
-            };
-            self.games.push(GameEntry {
-                pairing,
-                result: None,
-            });
-            out.push(pairing);
-        }
-        Ok(out)
     }
 
-    /// Rebuilds a tournament from its config and the results recorded so
-    /// far, in [`GameId`] order (as [`Tournament::games`] lists them).
+    /// Rebuilds a tournament from its config and the reports recorded so
+    /// far, in [`GameId`] order of the games handed out (as
+    /// [`Tournament::pending_games`] lists them; forfeits recorded by the
+    /// tournament itself are not part of the list).
     ///
     /// Pairing is deterministic given the config (including its seed) and
     /// the results, so this restores the exact state, e.g. after a crash:
@@ -472,9 +810,9 @@ impl Tournament {
     ///
     /// As [`Tournament::new`] and [`Tournament::next_round`]; more results
     /// than the tournament has games gives [`TournamentError::UnknownGame`].
-    pub fn replay(
+    pub fn replay<R: Copy + Into<GameReport>>(
         config: TournamentConfig,
-        results: &[GameResult],
+        results: &[R],
     ) -> Result<Tournament, TournamentError> {
         let mut t = Tournament::new(config)?;
         let mut next = 0;
@@ -484,9 +822,9 @@ impl Tournament {
                 return Err(TournamentError::UnknownGame(next));
             }
             for g in games {
-                if let Some(&r) = results.get(g.game) {
-                    t.record(g.game, r)?;
-                    next = next.max(g.game + 1);
+                if let Some(&r) = results.get(next) {
+                    t.record_report(g.game, r.into())?;
+                    next += 1;
                 }
             }
         }
@@ -499,6 +837,19 @@ impl Tournament {
     ///
     /// The game was never handed out or already has a result.
     pub fn record(&mut self, game: GameId, result: GameResult) -> Result<(), TournamentError> {
+        self.record_report(game, result.into())
+    }
+
+    /// Records a game with its forfeit flag and fouls.
+    ///
+    /// # Errors
+    ///
+    /// The game was never handed out or already has a result.
+    pub fn record_report(
+        &mut self,
+        game: GameId,
+        report: GameReport,
+    ) -> Result<(), TournamentError> {
         let entry = self
             .games
             .get_mut(game)
@@ -506,9 +857,13 @@ impl Tournament {
         if entry.result.is_some() {
             return Err(TournamentError::AlreadyRecorded(game));
         }
-        entry.result = Some(result);
-        if let Engine::Knockout(state) = &mut self.engine {
-            state.update(&self.games);
+        entry.result = Some(report.result);
+        entry.forfeit = report.forfeit;
+        entry.fouls = report.fouls;
+        match &mut self.engine {
+            Engine::Knockout(state) => state.update(&self.games),
+            Engine::Double(state) => state.update(&self.games),
+            _ => {}
         }
         Ok(())
     }

@@ -4,6 +4,8 @@
 //! (each with freshly built players, so engines start clean), results are recorded,
 //! and the next round is asked for until none is left. Knockout tie-break games use
 //! the rapid time control. Every game is appended to the PGN file as it finishes.
+//! Individual and team events ([`Event`]) are played the same way: the runner only
+//! sees games between participants.
 
 use std::{
     fs::OpenOptions,
@@ -15,7 +17,11 @@ use std::{
 
 use crate::{
     GameResult,
-    tournament::{GameKind, Pairing, Tournament, TournamentConfig, TournamentError},
+    tournament::{
+        GameId, GameKind, GameReport, Pairing, Participant, Tournament, TournamentConfig,
+        TournamentError, Withdrawal,
+        team::{Team, TeamError, TeamEventConfig, TeamSection, TeamTournament},
+    },
 };
 use serde::{Deserialize, Serialize};
 use xq_core::Color;
@@ -43,6 +49,12 @@ use crate::{
 /// name = "ab2"
 /// player = "alphabeta:depth=2"
 /// ```
+///
+/// A team event adds a `[team]` section (`fielding` = `fixed_boards`,
+/// `substitutes`, `free_boards`, `all_play_all` or `total_score`, and `boards`
+/// for the first three) and `[[teams]]` with `name` and `members` (participant
+/// names in board order). `[[withdrawals]]` (`name`, `after_round`) name
+/// participants, or teams in a board event (第20条).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TournamentFile {
@@ -61,16 +73,137 @@ pub struct TournamentFile {
     pub openings: String,
     #[serde(default)]
     pub pgn: Option<PathBuf>,
+    #[serde(default)]
+    pub team: Option<TeamSection>,
+    #[serde(default)]
+    pub teams: Vec<Team>,
+    #[serde(default)]
+    pub withdrawals: Vec<Withdrawal>,
 }
 
 impl TournamentFile {
-    /// The tournament part.
+    /// The individual tournament part (teams are ignored).
     pub fn tournament(&self) -> TournamentConfig {
         TournamentConfig {
             name: self.name.clone(),
             format: self.format,
             participants: self.participants.clone(),
             seed: self.seed,
+            withdrawals: self.withdrawals.clone(),
+        }
+    }
+
+    /// The event the file describes: a team event when it has a `[team]`
+    /// section, an individual one otherwise.
+    ///
+    /// # Errors
+    ///
+    /// Teams without a `[team]` section, or any validation error of the
+    /// event.
+    pub fn event(&self) -> Result<Event, TeamError> {
+        match self.team {
+            Some(team) => Ok(Event::Team(Box::new(TeamTournament::new(
+                TeamEventConfig {
+                    name: self.name.clone(),
+                    format: self.format,
+                    seed: self.seed,
+                    participants: self.participants.clone(),
+                    teams: self.teams.clone(),
+                    team,
+                    withdrawals: self.withdrawals.clone(),
+                },
+            )?))),
+            None if !self.teams.is_empty() => Err(TeamError::MissingTeamSection),
+            None => Ok(Event::Individual(Tournament::new(self.tournament())?)),
+        }
+    }
+}
+
+/// An individual or a team event, as the runner drives it.
+#[derive(Debug, Clone)]
+pub enum Event {
+    Individual(Tournament),
+    Team(Box<TeamTournament>),
+}
+
+impl Event {
+    pub fn participants(&self) -> &[Participant] {
+        match self {
+            Event::Individual(t) => t.participants(),
+            Event::Team(t) => t.participants(),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        match self {
+            Event::Individual(t) => &t.config().name,
+            Event::Team(t) => &t.config().name,
+        }
+    }
+
+    pub fn seed(&self) -> u64 {
+        match self {
+            Event::Individual(t) => t.config().seed,
+            Event::Team(t) => t.config().seed,
+        }
+    }
+
+    pub fn is_finished(&self) -> bool {
+        match self {
+            Event::Individual(t) => t.is_finished(),
+            Event::Team(t) => t.is_finished(),
+        }
+    }
+
+    /// The next round's games between participants; empty when finished.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tournament::next_round`].
+    pub fn next_round(&mut self) -> Result<Vec<Pairing>, TournamentError> {
+        match self {
+            Event::Individual(t) => t.next_round(),
+            Event::Team(t) => t.next_round(),
+        }
+    }
+
+    /// Records a game.
+    ///
+    /// # Errors
+    ///
+    /// As [`Tournament::record_report`].
+    pub fn record_report(
+        &mut self,
+        game: GameId,
+        report: GameReport,
+    ) -> Result<(), TournamentError> {
+        match self {
+            Event::Individual(t) => t.record_report(game, report),
+            Event::Team(t) => t.record_report(game, report),
+        }
+    }
+
+    /// The crosstable as aligned text.
+    pub fn crosstable_text(&self) -> String {
+        match self {
+            Event::Individual(t) => t.crosstable().to_text(),
+            Event::Team(t) => t.crosstable().to_text(),
+        }
+    }
+
+    /// The crosstable as JSON.
+    pub fn crosstable_json(&self) -> String {
+        match self {
+            Event::Individual(t) => t.crosstable().to_json(),
+            Event::Team(t) => t.crosstable().to_json(),
+        }
+    }
+
+    /// The crosstable as CSV.
+    pub fn crosstable_csv(&self) -> String {
+        match self {
+            Event::Individual(t) => t.crosstable().to_csv(),
+            Event::Team(t) => t.crosstable().to_csv(),
         }
     }
 }
@@ -88,6 +221,8 @@ fn start() -> String {
 pub enum TournamentRunError {
     #[error(transparent)]
     Tournament(#[from] TournamentError),
+    #[error(transparent)]
+    Team(#[from] TeamError),
     #[error("participant {name:?}: {source}")]
     Player { name: String, source: PlayerError },
     #[error("cannot write PGN {path}: {source}")]
@@ -122,20 +257,36 @@ pub fn resolve_openings(spec: &str) -> Result<Vec<Opening>, String> {
     }
 }
 
-/// Plays the tournament to the end. `build` turns a participant's player
-/// specification into a player; `progress` gets one line per finished game.
+/// Plays an individual tournament to the end; see [`run_event`].
 ///
 /// # Errors
-/// A participant whose player cannot be built, a tournament error, or an unwritable
-/// PGN file. Players that fail during a game forfeit it.
+/// As [`run_event`], and an invalid configuration.
 pub fn run_tournament(
     config: TournamentConfig,
     play: &TournamentPlay,
     build: &PlayerBuilder<'_>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<(Tournament, Vec<PlayedGame>), TournamentRunError> {
-    let seed = config.seed;
-    let mut t = Tournament::new(config)?;
+    let event = Event::Individual(Tournament::new(config)?);
+    match run_event(event, play, build, progress)? {
+        (Event::Individual(t), games) => Ok((t, games)),
+        (Event::Team(_), _) => unreachable!("an individual event stays one"),
+    }
+}
+
+/// Plays the event to the end. `build` turns a participant's player
+/// specification into a player; `progress` gets one line per finished game.
+///
+/// # Errors
+/// A participant whose player cannot be built, a tournament error, or an unwritable
+/// PGN file. Players that fail during a game forfeit it.
+pub fn run_event(
+    mut t: Event,
+    play: &TournamentPlay,
+    build: &PlayerBuilder<'_>,
+    progress: &mut dyn FnMut(&str),
+) -> Result<(Event, Vec<PlayedGame>), TournamentRunError> {
+    let seed = t.seed();
     // Check every participant once before the first game.
     for p in t.participants() {
         build(&p.player).map_err(|source| TournamentRunError::Player {
@@ -205,14 +356,16 @@ pub fn run_tournament(
                 Some(Color::Black) => GameResult::Loss,
                 None => GameResult::Draw,
             };
-            t.record(p.game, result)?;
+            t.record_report(
+                p.game,
+                GameReport {
+                    result,
+                    forfeit: game.is_forfeit(),
+                    fouls: [game.fouls_of(Color::Red), game.fouls_of(Color::Black)],
+                },
+            )?;
             if let (Some(file), Some(path)) = (&mut pgn, &play.pgn_out) {
-                let text = to_pgn(
-                    &game,
-                    &t.config().name,
-                    &format!("{}.{}", p.round, p.board),
-                    &[],
-                );
+                let text = to_pgn(&game, t.name(), &format!("{}.{}", p.round, p.board), &[]);
                 file.write_all(text.as_bytes())
                     .and_then(|()| file.flush())
                     .map_err(|source| TournamentRunError::Pgn {
@@ -228,7 +381,7 @@ pub fn run_tournament(
 
 fn play_one(
     p: Pairing,
-    participants: &[crate::tournament::Participant],
+    participants: &[Participant],
     play: &TournamentPlay,
     build: &PlayerBuilder<'_>,
     seed: u64,
@@ -282,6 +435,7 @@ fn play_one(
                 seed: game_seed,
                 infos: Vec::new(),
                 time_control: settings.time_control,
+                fouls: Vec::new(),
             }
         }
     };
@@ -295,7 +449,7 @@ fn play_one(
 mod tests {
     use super::*;
     use crate::player::{AlphaBetaPlayer, GreedyPlayer, Player, RandomPlayer};
-    use crate::tournament::{Format, Participant};
+    use crate::tournament::Format;
 
     fn build(spec: &str) -> Result<Box<dyn Player>, PlayerError> {
         Ok(match spec {
@@ -332,6 +486,7 @@ mod tests {
                 Participant::new("r2", "random"),
             ],
             seed: 3,
+            withdrawals: Vec::new(),
         };
         let (t, games) = run_tournament(config, &play(), &build, &mut |_| {}).unwrap();
         assert_eq!(games.len(), 12);
@@ -353,9 +508,78 @@ mod tests {
                 Participant::new("x", "nope"),
             ],
             seed: 3,
+            withdrawals: Vec::new(),
         };
         let e = run_tournament(config, &play(), &build, &mut |_| {}).unwrap_err();
         assert!(e.to_string().contains("\"x\""), "{e}");
+    }
+
+    /// A 12.1 team round robin from a tournament file, played with real
+    /// players: every match is two boards, and the 场分 sum to 2 per match.
+    #[test]
+    fn a_team_event_from_a_file_plays_board_matches() {
+        let text = r#"
+            name = "teams"
+            seed = 5
+            time_control = "depth=1"
+            format = { kind = "round_robin" }
+            [team]
+            fielding = "fixed_boards"
+            boards = 2
+            [[teams]]
+            name = "A"
+            members = ["r", "g"]
+            [[teams]]
+            name = "B"
+            members = ["a", "r2"]
+            [[teams]]
+            name = "C"
+            members = ["g2", "r3"]
+            [[participants]]
+            name = "r"
+            player = "random"
+            [[participants]]
+            name = "g"
+            player = "greedy"
+            [[participants]]
+            name = "a"
+            player = "ab1"
+            [[participants]]
+            name = "r2"
+            player = "random"
+            [[participants]]
+            name = "g2"
+            player = "greedy"
+            [[participants]]
+            name = "r3"
+            player = "random"
+        "#;
+        let f: TournamentFile = toml::from_str(text).unwrap();
+        let (event, games) = run_event(f.event().unwrap(), &play(), &build, &mut |_| {}).unwrap();
+        assert_eq!(games.len(), 6, "three matches of two boards");
+        let Event::Team(t) = &event else {
+            panic!("a team event")
+        };
+        assert!(t.is_finished());
+        let total: f64 = t.standings().rows.iter().map(|r| r.points).sum();
+        assert_eq!(total, 6.0);
+        assert!(event.crosstable_text().contains("board 2"));
+        let bad = text.replace("kind = \"round_robin\"", "kind = \"round_robin\", legs = 2");
+        let e = toml::from_str::<TournamentFile>(&bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("legs"), "{e}");
+        let bad = text.replace("boards = 2", "boards = 2\nseats = 1");
+        let e = toml::from_str::<TournamentFile>(&bad)
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("seats"), "{e}");
+        let no_section = text.replace(
+            "[team]\n            fielding = \"fixed_boards\"\n            boards = 2\n",
+            "",
+        );
+        let f: TournamentFile = toml::from_str(&no_section).unwrap();
+        assert!(matches!(f.event(), Err(TeamError::MissingTeamSection)));
     }
 
     #[test]

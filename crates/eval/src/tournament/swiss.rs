@@ -3,7 +3,10 @@
 //! Each round:
 //! 1. Players are ranked by score, then by seed (configuration order).
 //! 2. With an odd number of players the bye goes to the lowest-ranked
-//!    player who has not had one (and for whom the rest can be paired).
+//!    player who has not had one (and for whom the rest can be paired). It
+//!    scores like a win without play (21.4's "+"; 20.2 lets an organiser
+//!    add an entrant instead, which is a change to the field, not to the
+//!    pairing). Withdrawn players (20.4) are no longer paired.
 //! 3. From the top, each unpaired player is paired within its score group,
 //!    top half against bottom half (the top player of the group meets the
 //!    first of the bottom half), preferring opponents with a compatible
@@ -143,18 +146,23 @@ impl SwissState {
     }
 
     /// Pairs one round: `(red, black)` boards in ranking order, and the bye.
+    /// Only players with `active[p]` are paired (the others withdrew, 20.4).
     pub(crate) fn pair_round(
         &self,
         h: &History,
+        active: &[bool],
         round: u32,
     ) -> Result<SwissRound, TournamentError> {
         let n = h.half_points.len();
-        let mut ranking: Vec<PlayerId> = (0..n).collect();
+        let mut ranking: Vec<PlayerId> = (0..n).filter(|&p| active[p]).collect();
         ranking.sort_by_key(|&p| (std::cmp::Reverse(h.half_points[p]), p));
+        if ranking.len() < 2 {
+            return Ok((Vec::new(), ranking.first().copied()));
+        }
 
         for strict in [true, false] {
             let mut budget = SEARCH_BUDGET;
-            let bye_candidates: Vec<Option<PlayerId>> = if n % 2 == 1 {
+            let bye_candidates: Vec<Option<PlayerId>> = if ranking.len() % 2 == 1 {
                 ranking
                     .iter()
                     .rev()

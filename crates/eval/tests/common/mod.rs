@@ -12,6 +12,7 @@ pub fn config(format: Format, n: usize, seed: u64) -> TournamentConfig {
             .map(|i| Participant::new(format!("p{i}"), format!("spec{i}")))
             .collect(),
         seed,
+        withdrawals: Vec::new(),
     }
 }
 
