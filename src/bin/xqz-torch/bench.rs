@@ -37,6 +37,16 @@ enum What {
     Perft(PerftArgs),
     /// Trainer samples/second against the same PyTorch loop, and evaluator positions/second.
     Train(TrainBenchArgs),
+    /// Start-up cost of a network-free command: `xqz perft --depth 1`, wall time and
+    /// peak memory, against the same command run by `xqz-torch` (which maps libtorch).
+    Startup(StartupArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct StartupArgs {
+    /// Runs of each binary (alternating); the report gives medians.
+    #[arg(long, default_value_t = 20)]
+    runs: usize,
 }
 
 #[derive(clap::Args, Debug)]
@@ -96,7 +106,75 @@ pub fn run(args: Args) -> Result<()> {
     match args.what {
         What::Perft(a) => bench_perft(&a),
         What::Train(a) => bench_train(&a),
+        What::Startup(a) => bench_startup(&a),
     }
+}
+
+/// One run of `bin perft --depth 1`: wall seconds and peak resident memory in KiB (the
+/// child's `ru_maxrss`, from `wait4`).
+fn startup_once(bin: &std::path::Path) -> Result<(f64, u64)> {
+    let start = Instant::now();
+    let child = Command::new(bin)
+        .args(["perft", "--depth", "1"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot start {}", bin.display()))?;
+    let pid = libc::pid_t::try_from(child.id()).context("pid out of range")?;
+    let mut status = 0;
+    // SAFETY: an all-zero `rusage` is a valid value of the plain C struct.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: `pid` is our unreaped child (std's `Child` never waited for it), and both
+    // out-pointers point at live locals of the right types.
+    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
+    let secs = start.elapsed().as_secs_f64();
+    ensure!(waited == pid, "wait4 failed: {}", std::io::Error::last_os_error());
+    ensure!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "{} perft --depth 1 failed (status {status})",
+        bin.display()
+    );
+    Ok((secs, u64::try_from(usage.ru_maxrss).unwrap_or(0)))
+}
+
+fn bench_startup(a: &StartupArgs) -> Result<()> {
+    ensure!(a.runs >= 1, "--runs must be at least 1");
+    let me = std::env::current_exe().context("cannot find the running binary")?;
+    let front = me.with_file_name("xqz");
+    let backend = me.with_file_name(xqzero::BACKEND_BINARY);
+    let mut runs: [(Vec<f64>, Vec<u64>); 2] = Default::default();
+    for _ in 0..a.runs {
+        for (i, bin) in [&front, &backend].into_iter().enumerate() {
+            let (secs, kib) = startup_once(bin)?;
+            runs[i].0.push(secs);
+            runs[i].1.push(kib);
+        }
+    }
+    let median_f = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let median_u = |v: &mut Vec<u64>| {
+        v.sort_unstable();
+        v[v.len() / 2]
+    };
+    println!("start-up of `perft --depth 1`, {} runs each, medians:", a.runs);
+    let mut rows = Vec::new();
+    for (i, name) in ["xqz", "xqz-torch"].into_iter().enumerate() {
+        let (secs, kib) = (median_f(&mut runs[i].0), median_u(&mut runs[i].1));
+        println!(
+            "  {name:<10} {:>8.1} ms wall  {:>8.1} MB peak RSS",
+            secs * 1e3,
+            kib as f64 / 1024.0
+        );
+        rows.push((secs, kib));
+    }
+    println!(
+        "  ratio      {:>8.1}x wall  {:>8.1}x memory (xqz-torch / xqz)",
+        rows[1].0 / rows[0].0.max(1e-9),
+        rows[1].1 as f64 / rows[0].1.max(1) as f64
+    );
+    Ok(())
 }
 
 /// One benchmark position: its name, FEN, depth and expected count when known.
