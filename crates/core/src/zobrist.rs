@@ -60,7 +60,7 @@ pub const fn turn_key(turn: Color) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Role;
+    use crate::{Position, Role};
 
     /// Pins a few keys so an accidental change of the generator fails loudly.
     #[test]
@@ -75,5 +75,15 @@ mod tests {
         all.sort_unstable();
         all.dedup();
         assert_eq!(all.len(), 14 * 90 + 1, "keys must be distinct");
+    }
+
+    /// The keys are part of the format contract: pinned values, first, last and side.
+    #[test]
+    fn key_values_are_pinned() {
+        assert_eq!(PIECE_KEYS[0][0], 0x0777_a67b_a7a1_9676);
+        assert_eq!(PIECE_KEYS[0][4], 0x0b6c_2d6d_b663_6f23);
+        assert_eq!(PIECE_KEYS[13][89], 0x7adc_95f5_9edc_dae6);
+        assert_eq!(BLACK_TO_MOVE, 0x0f3d_0397_3530_6acc);
+        assert_eq!(Position::startpos().hash(), 0xccf7_a549_3a61_8ade);
     }
 }

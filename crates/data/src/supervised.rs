@@ -172,3 +172,20 @@ pub fn load_pgn_files(
     }
     Ok((games_to_chunks(&games, meta, split)?, skipped))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Game hashes decide which games are held out of stored training data: pinned.
+    #[test]
+    fn game_hashes_and_the_split_are_pinned() {
+        let start = Position::startpos();
+        let m = start.parse_iccs("h2e2").unwrap();
+        let split = SplitConfig::default();
+        assert_eq!(game_hash(&start, &[]), 0xbdfb_93b9_3646_0aee);
+        assert_eq!(game_hash(&start, &[m]), 0xc042_1c11_06ba_19c8);
+        let held: Vec<u64> = (0..200).filter(|&h| split.is_held_out(h)).collect();
+        assert_eq!(held, [0, 16, 21, 84, 122, 141, 147, 197]);
+    }
+}

@@ -344,4 +344,17 @@ mod tests {
         }
         assert_eq!(name_of(&mut r), "random(seed=7)");
     }
+
+    /// The random evaluator plays the recorded baseline games: its output is pinned.
+    #[test]
+    fn random_evaluations_are_pinned() {
+        let history = [Position::startpos()];
+        let moves = history[0].legal_moves();
+        let e = RandomEvaluator::new(7)
+            .evaluate_one(&input_of(&history, &moves))
+            .unwrap();
+        let bits = |v: &[f32]| v.iter().take(3).map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&e.policy), [1_020_947_974, 1_005_122_279, 993_866_211]);
+        assert_eq!(bits(&e.wdl), [1_049_065_512, 1_057_814_227, 1_044_198_498]);
+    }
 }

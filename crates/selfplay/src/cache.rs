@@ -217,4 +217,15 @@ mod tests {
         assert_eq!(p.hash(), ha[4].hash());
         assert_ne!(eval_key(&[p]), eval_key(&ha[4..]));
     }
+
+    /// Keys are compared across processes (and with stored statistics): pinned.
+    #[test]
+    fn keys_are_pinned() {
+        let mut g = Game::default();
+        g.play_iccs("h2e2").unwrap();
+        let hist = [g.position_at(0).unwrap().clone(), g.position().clone()];
+        assert_eq!(eval_key(&[]), 0x653b_41dc_b28f_a3b7);
+        assert_eq!(eval_key(&hist[..1]), 0x692c_37fe_ae57_40d3);
+        assert_eq!(eval_key(&hist), 0xc295_644a_c5e5_1171);
+    }
 }

@@ -128,4 +128,13 @@ mod tests {
         assert_eq!(w.poll().unwrap().unwrap().name(), "random(seed=8)");
         assert!(NoModelUpdates.poll().unwrap().is_none());
     }
+
+    #[test]
+    fn content_hashes_are_fnv1a_of_the_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("accepted.json");
+        assert_eq!(content_hash(&path), None);
+        std::fs::write(&path, "foobar").unwrap();
+        assert_eq!(content_hash(&path), Some(0x8594_4171_f739_67e8));
+    }
 }

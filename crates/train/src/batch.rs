@@ -264,4 +264,18 @@ mod tests {
         assert_eq!(d.inputs.size(), [8, 2, 10, 9]);
         assert_eq!(d.legal.kind(), Kind::Bool);
     }
+
+    /// Benchmarks and tests compare runs over synthetic batches: pinned.
+    #[test]
+    fn synthetic_batches_are_pinned() {
+        let b = OwnedBatch::synthetic(1, 1, 1);
+        let ones: Vec<usize> = (0..PLANE_SIZE).filter(|&j| b.inputs[j] == 1.0).collect();
+        assert_eq!(ones.len(), 7);
+        assert_eq!(ones[..5], [7, 22, 27, 43, 59]);
+        let legal: Vec<usize> = (0..POLICY_SIZE).filter(|&m| b.legal[m] == 1).collect();
+        assert_eq!(legal.len(), 40);
+        assert_eq!(legal[..5], [60, 61, 122, 125, 137]);
+        assert_eq!(legal[35..], [1973, 2018, 2024, 2035, 2062]);
+        assert_eq!(b.value, [0.0, 0.0, 1.0]);
+    }
 }
