@@ -8,7 +8,7 @@
 //! collection (common in master databases) lands on the same side both times, so the
 //! held-out move-prediction accuracy is not inflated by games the net trained on.
 
-use xq_core::{Move, Position};
+use xq_core::{Move, Position, hash::mix64};
 
 use crate::{
     pgn::PgnGame,
@@ -31,13 +31,6 @@ impl Default for SplitConfig {
             salt: 0,
         }
     }
-}
-
-/// SplitMix64's finalizer: a fixed, well-mixing 64-bit permutation.
-pub(crate) const fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// A stable hash of a game's content: the start position's Zobrist key and the moves.

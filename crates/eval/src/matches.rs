@@ -24,7 +24,10 @@ use crate::{
     GameResult,
     stats::{EloEstimate, Pentanomial, SprtConfig, SprtDecision, SprtStatus, Trinomial},
 };
-use xq_core::Color;
+use xq_core::{
+    Color,
+    hash::{GOLDEN_GAMMA, mix64},
+};
 
 use crate::{
     openings::Opening,
@@ -132,12 +135,9 @@ fn result_for(game: &PlayedGame, a_color: Color) -> GameResult {
     }
 }
 
-/// Seed of game `index` of a match seeded `seed` (SplitMix64 of both).
+/// Seed of game `index` of a match seeded `seed` (SplitMix64's finaliser of both).
 pub fn game_seed(seed: u64, index: usize) -> u64 {
-    let mut z = seed ^ (index as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    mix64(seed ^ (index as u64).wrapping_mul(GOLDEN_GAMMA))
 }
 
 /// Plays a match between `a` and `b`; `progress` is called after every finished pair.

@@ -6,7 +6,7 @@
 //! ([`UniformEvaluator`], [`RandomEvaluator`]) let search and self-play be tested
 //! without it.
 
-use xq_core::{Move, Position};
+use xq_core::{Move, Position, hash::splitmix64};
 
 /// One position to evaluate.
 #[derive(Debug, Clone, Copy)]
@@ -154,16 +154,6 @@ impl Evaluator for RandomEvaluator {
     fn name(&self) -> String {
         format!("random(seed={})", self.seed)
     }
-}
-
-/// SplitMix64's finaliser: a cheap bijective mix with good avalanche, enough to turn
-/// structured keys (hash ^ small move number) into independent-looking bits.
-#[inline]
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// An Exp(1) variate from 64 random bits: -ln(u) with u uniform in (0, 1].

@@ -15,28 +15,19 @@
 
 use std::collections::HashMap;
 
-use xq_core::Position;
+use xq_core::{Position, hash::splitmix64};
 use xq_nn::Evaluation;
 
 /// The cache key of a request: see the module documentation.
 pub fn eval_key(history: &[Position]) -> u64 {
-    let mut h = mix(0x5851_5A45_524F_4331 ^ history.len() as u64);
+    let mut h = splitmix64(0x5851_5A45_524F_4331 ^ history.len() as u64);
     for p in history {
-        h = mix(h ^ p.hash());
+        h = splitmix64(h ^ p.hash());
     }
     if let Some(last) = history.last() {
-        h = mix(h ^ u64::from(last.halfmoves().min(1 << 16)) << 1);
+        h = splitmix64(h ^ u64::from(last.halfmoves().min(1 << 16)) << 1);
     }
     h
-}
-
-/// SplitMix64's finaliser.
-#[inline]
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[derive(Debug)]

@@ -202,11 +202,7 @@ pub struct FinishedGame {
 
 /// The seed of game `id` of a worker seeded with `seed`.
 pub fn game_seed(seed: u64, id: u64) -> u64 {
-    let mut z = seed ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03);
-    z = z.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
+    xq_core::hash::splitmix64(seed ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03))
 }
 
 /// A game in progress.

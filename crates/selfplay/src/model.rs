@@ -78,7 +78,7 @@ where
 /// A hash of a pointer file's bytes, `None` if it cannot be read: what
 /// [`PointerWatcher`] compares to notice a new network.
 pub fn content_hash(path: &Path) -> Option<u64> {
-    std::fs::read(path).ok().map(|b| fnv1a(&b))
+    std::fs::read(path).ok().map(|b| xq_core::hash::fnv1a(&b))
 }
 
 impl<F> ModelSource for PointerWatcher<F>
@@ -96,12 +96,6 @@ where
         self.seen = Some(h);
         Ok(Some(ev))
     }
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]

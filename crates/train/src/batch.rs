@@ -5,6 +5,7 @@
 //! on the host.
 
 use tch::{Device, Kind, Tensor};
+use xq_core::hash::{GOLDEN_GAMMA, SplitMix64};
 use xq_nn::encode::{BOARD_FILES, BOARD_RANKS, PLANE_SIZE};
 use xq_nn::policy::POLICY_SIZE;
 
@@ -179,7 +180,7 @@ impl OwnedBatch {
     /// distribution over them, and a random one-hot result. Not chess, but learnable:
     /// the same seed gives the same batch.
     pub fn synthetic(len: usize, planes: usize, seed: u64) -> OwnedBatch {
-        let mut rng = SplitMix(seed ^ 0x9e37_79b9_7f4a_7c15);
+        let mut rng = SplitMix64::new(seed ^ GOLDEN_GAMMA);
         let mut b = OwnedBatch {
             len,
             inputs: vec![0.0; len * planes * PLANE_SIZE],
@@ -209,24 +210,6 @@ impl OwnedBatch {
             b.value[i * 3 + rng.below(3) as usize] = 1.0;
         }
         b
-    }
-}
-
-/// A tiny deterministic generator for synthetic batches (no dependency on `rand`'s
-/// stream stability across versions).
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
     }
 }
 
