@@ -115,7 +115,7 @@ pub use format::{ChunkError, FORMAT_VERSION, FileHeader, decode_chunk, encode_ch
 pub use io::{
     ChunkFileError, ChunkWriter, WriterError, read_chunk, read_chunk_header, write_chunk_atomic,
 };
-pub use pgn::{PgnError, PgnGame, read_pgn};
+pub use pgn::{PgnError, PgnGame, PgnRecord, read_pgn};
 pub use prefetch::{PrefetchConfig, Prefetcher};
 pub use record::{
     Chunk, ChunkMeta, GameRecord, NewRecord, Outcome, PlyTarget, PolicyEntry, PositionRecord,

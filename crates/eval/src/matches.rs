@@ -345,6 +345,17 @@ mod tests {
         run_match(&random, &alphabeta, &cfg, &mut |_| {}).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert_eq!(text.matches("[Variant \"xiangqi\"]").count(), 4);
+        // The one PGN reader reads every game back, result included.
+        let games: Vec<_> = xq_data::read_pgn(&text)
+            .into_iter()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(games.len(), 4);
+        assert!(
+            games
+                .iter()
+                .all(|g| g.result.is_some() && !g.moves.is_empty())
+        );
     }
 
     /// Game seeds pick the openings of recorded matches: pinned so that a refactor of

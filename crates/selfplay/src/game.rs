@@ -33,11 +33,7 @@ impl Termination {
 
     /// The result from Red's view, in the chunk format's terms.
     pub fn outcome(self) -> xq_data::Outcome {
-        match self.winner() {
-            Some(Color::Red) => xq_data::Outcome::RedWins,
-            Some(Color::Black) => xq_data::Outcome::BlackWins,
-            None => xq_data::Outcome::Draw,
-        }
+        xq_data::Outcome::of_winner(self.winner())
     }
 
     /// The stable name written as the PGN `Termination` tag: a rules reason
