@@ -1,6 +1,7 @@
 //! Training data for xqzero: the chunk file format, its atomic writer and validating
 //! reader, the replay window over the newest chunks, batch assembly and prefetching,
-//! and a supervised source from PGN game records.
+//! a supervised source from PGN game records, and PGN itself: the one reader and the
+//! one writer ([`PgnRecord`]) of the workspace.
 //!
 //! # Example
 //!
