@@ -24,6 +24,7 @@ mod types;
 
 pub mod fen;
 pub mod game;
+pub mod hash;
 pub mod notation;
 pub mod perft;
 pub mod zobrist;

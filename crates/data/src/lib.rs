@@ -1,6 +1,7 @@
 //! Training data for xqzero: the chunk file format, its atomic writer and validating
 //! reader, the replay window over the newest chunks, batch assembly and prefetching,
-//! and a supervised source from PGN game records.
+//! a supervised source from PGN game records, and PGN itself: the one reader and the
+//! one writer ([`PgnRecord`]) of the workspace.
 //!
 //! # Example
 //!
@@ -115,7 +116,7 @@ pub use format::{ChunkError, FORMAT_VERSION, FileHeader, decode_chunk, encode_ch
 pub use io::{
     ChunkFileError, ChunkWriter, WriterError, read_chunk, read_chunk_header, write_chunk_atomic,
 };
-pub use pgn::{PgnError, PgnGame, read_pgn};
+pub use pgn::{PgnError, PgnGame, PgnRecord, read_pgn};
 pub use prefetch::{PrefetchConfig, Prefetcher};
 pub use record::{
     Chunk, ChunkMeta, GameRecord, NewRecord, Outcome, PlyTarget, PolicyEntry, PositionRecord,

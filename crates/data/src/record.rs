@@ -55,6 +55,15 @@ pub enum Outcome {
 }
 
 impl Outcome {
+    /// The outcome of a game won by `winner`, or drawn (`None`).
+    pub const fn of_winner(winner: Option<Color>) -> Outcome {
+        match winner {
+            Some(Color::Red) => Outcome::RedWins,
+            Some(Color::Black) => Outcome::BlackWins,
+            None => Outcome::Draw,
+        }
+    }
+
     /// The result for `side`.
     pub const fn for_side(self, side: Color) -> Wdl {
         let red = match self {

@@ -8,7 +8,7 @@
 //! collection (common in master databases) lands on the same side both times, so the
 //! held-out move-prediction accuracy is not inflated by games the net trained on.
 
-use xq_core::{Move, Position};
+use xq_core::{Move, Position, hash::mix64};
 
 use crate::{
     pgn::PgnGame,
@@ -31,13 +31,6 @@ impl Default for SplitConfig {
             salt: 0,
         }
     }
-}
-
-/// SplitMix64's finalizer: a fixed, well-mixing 64-bit permutation.
-pub(crate) const fn mix64(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
 }
 
 /// A stable hash of a game's content: the start position's Zobrist key and the moves.
@@ -171,4 +164,21 @@ pub fn load_pgn_files(
         }
     }
     Ok((games_to_chunks(&games, meta, split)?, skipped))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Game hashes decide which games are held out of stored training data: pinned.
+    #[test]
+    fn game_hashes_and_the_split_are_pinned() {
+        let start = Position::startpos();
+        let m = start.parse_iccs("h2e2").unwrap();
+        let split = SplitConfig::default();
+        assert_eq!(game_hash(&start, &[]), 0xbdfb_93b9_3646_0aee);
+        assert_eq!(game_hash(&start, &[m]), 0xc042_1c11_06ba_19c8);
+        let held: Vec<u64> = (0..200).filter(|&h| split.is_held_out(h)).collect();
+        assert_eq!(held, [0, 16, 21, 84, 122, 141, 147, 197]);
+    }
 }

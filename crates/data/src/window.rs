@@ -34,6 +34,7 @@ use std::{
 };
 
 use rayon::prelude::*;
+use xq_core::hash::Fnv1a;
 
 use crate::{
     io::{ChunkFileError, is_chunk_file, read_chunk, read_chunk_header},
@@ -166,7 +167,7 @@ impl Window {
     /// record and game counts and writer seeds, in order). A trainer stores it with its data cursor: the same
     /// fingerprint and cursor give the same batches.
     pub fn fingerprint(&self) -> u64 {
-        let mut h = Fnv::new();
+        let mut h = Fnv1a::new();
         for c in &self.chunks {
             h.write(c.name.as_bytes());
             h.write(&[0]);
@@ -175,7 +176,7 @@ impl Window {
             h.write(&(c.chunk.games.len() as u64).to_le_bytes());
             h.write(&c.chunk.meta.seed.to_le_bytes());
         }
-        h.0
+        h.finish()
     }
 }
 
@@ -211,20 +212,6 @@ impl Window {
                     records: c.chunk.records.len(),
                 })
                 .collect(),
-        }
-    }
-}
-
-/// FNV-1a, 64-bit: a hash whose values are fixed forever (std's hasher is not).
-pub(crate) struct Fnv(pub(crate) u64);
-
-impl Fnv {
-    pub(crate) fn new() -> Fnv {
-        Fnv(0xcbf2_9ce4_8422_2325)
-    }
-    pub(crate) fn write(&mut self, bytes: &[u8]) {
-        for &b in bytes {
-            self.0 = (self.0 ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3);
         }
     }
 }

@@ -4,8 +4,8 @@ mod common;
 
 use xq_core::Position;
 use xq_data::{
-    Batch, Outcome, PgnError, Sample, SplitConfig, Wdl, Window, assemble_samples, decode_chunk,
-    encode_chunk, games_to_chunks, read_pgn,
+    Batch, Outcome, PgnError, PgnRecord, Sample, SplitConfig, Wdl, Window, assemble_samples,
+    decode_chunk, encode_chunk, games_to_chunks, read_pgn,
 };
 use xq_nn::{encode::EncoderConfig, policy::policy_index};
 
@@ -260,4 +260,74 @@ fn mangled_pgn_text_never_panics() {
             }
         }
     }
+}
+
+fn play(start: &Position, iccs: &[&str]) -> Vec<xq_core::Move> {
+    let mut pos = start.clone();
+    iccs.iter()
+        .map(|s| {
+            let m = pos.parse_iccs(s).unwrap();
+            pos.play(m).unwrap();
+            m
+        })
+        .collect()
+}
+
+#[test]
+fn records_are_written_in_export_format() {
+    let start = Position::startpos();
+    let moves = play(&start, &["h2e2", "h9g7", "h0g2"]);
+    let text = PgnRecord::new(start, moves, Some(Outcome::Draw))
+        .event("e")
+        .round("1.2")
+        .players("a", "b")
+        .tag("Termination", "draw_agreement")
+        .comment_moves(|_, m| m.to_string().to_uppercase())
+        .closing_comment("draw by draw_agreement")
+        .to_string();
+    let expected = format!(
+        "[Event \"e\"]\n[Site \"?\"]\n[Date \"????.??.??\"]\n[Round \"1.2\"]\n[Red \"a\"]\n\
+         [Black \"b\"]\n[Result \"1/2-1/2\"]\n[Variant \"xiangqi\"]\n[SetUp \"1\"]\n\
+         [FEN \"{}\"]\n[PlyCount \"3\"]\n[Termination \"draw_agreement\"]\n\n\
+         1. h2e2 {{H2E2}} h9g7 {{H9G7}} 2. h0g2 {{H0G2}} {{draw by draw_agreement}} 1/2-1/2\n\n",
+        xq_core::START_FEN
+    );
+    assert_eq!(text, expected);
+}
+
+#[test]
+fn written_records_read_back_with_their_headers_start_moves_and_result() {
+    // Black to move first, at move 20, in a long game with awkward names and comments.
+    let start = Position::from_fen("3k5/9/9/9/9/9/9/9/9/4K3R b - - 0 20").unwrap();
+    let shuffle = ["d9d8", "i0i1", "d8d9", "i1i0"];
+    let iccs: Vec<&str> = shuffle.iter().copied().cycle().take(60).collect();
+    let moves = play(&start, &iccs);
+    let awkward = "a \"quoted\" \\ name\nwith a break";
+    let text = PgnRecord::new(start.clone(), moves.clone(), None)
+        .players(awkward, "b")
+        .date("2026.12.01")
+        .tag("Worker", "w0")
+        .comment_moves(|_, m| format!("{m} }} {{ ; [x]"))
+        .closing_comment("unfinished\n[Event \"fake\"]")
+        .to_string();
+    assert!(text.contains("20... d9d8"), "{text}");
+    assert!(text.lines().all(|l| l.chars().count() <= 79), "{text}");
+    let games = read_pgn(&(text.clone() + &text));
+    assert_eq!(games.len(), 2, "{text}");
+    for g in games {
+        let g = g.unwrap();
+        assert_eq!(g.start, start);
+        assert_eq!(g.moves, moves);
+        assert_eq!(g.result, None);
+        assert_eq!(g.header("Red"), Some("a \"quoted\" \\ name with a break"));
+        assert_eq!(g.header("Date"), Some("2026.12.01"));
+        assert_eq!(g.header("PlyCount"), Some("60"));
+        assert_eq!(g.header("Worker"), Some("w0"));
+    }
+}
+
+#[test]
+#[should_panic(expected = "not a PGN tag name")]
+fn tag_names_that_would_not_read_back_are_refused() {
+    let _ = PgnRecord::new(Position::startpos(), Vec::new(), None).tag("Game Seed", "1");
 }

@@ -304,3 +304,10 @@ fn chunks_that_leave_the_window_are_released_from_memory() {
         first.records.len() + window.chunks()[0].chunk.records.len()
     );
 }
+
+/// A trainer stores the fingerprint with its data cursor: pinned.
+#[test]
+fn fingerprints_are_pinned() {
+    let w = Window::from_chunk("w-00000000.xqc", common::random_chunk(10, 1, 8));
+    assert_eq!(w.fingerprint(), 0x6bfb_d817_523f_abd2);
+}

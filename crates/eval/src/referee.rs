@@ -383,26 +383,29 @@ pub fn play_game(
     }
 }
 
-/// The game as PGN with `[Variant "xiangqi"]`, the start FEN and ICCS moves, readable
-/// by Fairy-Stockfish-based tools. `tags` are added after the standard ones.
-pub fn to_pgn(game: &PlayedGame, event: &str, round: &str, tags: &[(&str, String)]) -> String {
-    let esc = |s: &str| s.replace('\\', "\\\\").replace('"', "\\\"");
-    let mut out = String::new();
-    let mut tag = |k: &str, v: &str| out.push_str(&format!("[{k} \"{}\"]\n", esc(v)));
-    tag("Event", event);
-    tag("Site", "xqzero");
-    tag("Round", round);
-    tag("Red", &game.red);
-    tag("Black", &game.black);
-    tag("Result", game.result_text());
-    tag("Variant", "xiangqi");
-    tag("FEN", &game.start.fen());
-    tag("SetUp", "1");
-    tag("TimeControl", &game.time_control.to_string());
-    tag("Termination", game.termination.name());
-    tag("Seed", &game.seed.to_string());
-    if !game.fouls.is_empty() {
-        // 10.1: fouls are part of the game's record.
+/// The game as PGN in the format of [`xq_data::pgn::PgnRecord`] (`[Variant "xiangqi"]`,
+/// the start FEN and ICCS moves, readable by Fairy-Stockfish-based tools), dated today,
+/// with how it ended as a closing comment. `tags` are added after the standard ones.
+pub fn to_pgn(
+    game: &PlayedGame,
+    event: &str,
+    round: &str,
+    tags: &[(&'static str, String)],
+) -> String {
+    let result = xq_data::Outcome::of_winner(game.winner);
+    let record = xq_data::PgnRecord::new(game.start.clone(), game.moves.clone(), Some(result))
+        .event(event)
+        .site("xqzero")
+        .date(xq_data::pgn::today())
+        .round(round)
+        .players(&game.red, &game.black)
+        .tag("TimeControl", game.time_control.to_string())
+        .tag("Termination", game.termination.name())
+        .tag("Seed", game.seed.to_string());
+    // 10.1: fouls are part of the game's record.
+    let record = if game.fouls.is_empty() {
+        record
+    } else {
         let fouls: Vec<String> = game
             .fouls
             .iter()
@@ -411,39 +414,12 @@ pub fn to_pgn(game: &PlayedGame, event: &str, round: &str, tags: &[(&str, String
                 format!("{side}:{}@{}", f.kind.name(), f.ply)
             })
             .collect();
-        tag("Fouls", &fouls.join(" "));
-    }
-    for (k, v) in tags {
-        tag(k, v);
-    }
-    out.push('\n');
-    let mut line = String::new();
-    let mut pos = game.start.clone();
-    let mut number = pos.fullmoves();
-    for (i, &m) in game.moves.iter().enumerate() {
-        let mut token = String::new();
-        if pos.turn() == Color::Red {
-            token = format!("{number}. ");
-        } else if i == 0 {
-            token = format!("{number}... ");
-        }
-        token.push_str(&m.to_string());
-        if line.len() + token.len() > 79 {
-            out.push_str(line.trim_end());
-            out.push('\n');
-            line.clear();
-        }
-        line.push_str(&token);
-        line.push(' ');
-        if pos.turn() == Color::Black {
-            number += 1;
-        }
-        pos.play_unchecked(m);
-    }
-    line.push_str(&format!("{{{}}} {}", game.describe(), game.result_text()));
-    out.push_str(&line);
-    out.push_str("\n\n");
-    out
+        record.tag("Fouls", fouls.join(" "))
+    };
+    tags.iter()
+        .fold(record, |r, (k, v)| r.tag(k, v))
+        .closing_comment(game.describe())
+        .to_string()
 }
 
 #[cfg(test)]

@@ -6,7 +6,7 @@
 //! ([`UniformEvaluator`], [`RandomEvaluator`]) let search and self-play be tested
 //! without it.
 
-use xq_core::{Move, Position};
+use xq_core::{Move, Position, hash::splitmix64};
 
 /// One position to evaluate.
 #[derive(Debug, Clone, Copy)]
@@ -154,16 +154,6 @@ impl Evaluator for RandomEvaluator {
     fn name(&self) -> String {
         format!("random(seed={})", self.seed)
     }
-}
-
-/// SplitMix64's finaliser: a cheap bijective mix with good avalanche, enough to turn
-/// structured keys (hash ^ small move number) into independent-looking bits.
-#[inline]
-fn splitmix64(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 /// An Exp(1) variate from 64 random bits: -ln(u) with u uniform in (0, 1].
@@ -343,5 +333,18 @@ mod tests {
             e.name()
         }
         assert_eq!(name_of(&mut r), "random(seed=7)");
+    }
+
+    /// The random evaluator plays the recorded baseline games: its output is pinned.
+    #[test]
+    fn random_evaluations_are_pinned() {
+        let history = [Position::startpos()];
+        let moves = history[0].legal_moves();
+        let e = RandomEvaluator::new(7)
+            .evaluate_one(&input_of(&history, &moves))
+            .unwrap();
+        let bits = |v: &[f32]| v.iter().take(3).map(|x| x.to_bits()).collect::<Vec<_>>();
+        assert_eq!(bits(&e.policy), [1_020_947_974, 1_005_122_279, 993_866_211]);
+        assert_eq!(bits(&e.wdl), [1_049_065_512, 1_057_814_227, 1_044_198_498]);
     }
 }

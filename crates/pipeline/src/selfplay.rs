@@ -215,7 +215,5 @@ pub fn log_tensorboard(tb: &mut xq_train::logging::TbLogger, s: &Snapshot, step:
 
 /// A seed for a worker started without `--seed`: a hash of its unique id.
 fn seed_from(worker: &str) -> u64 {
-    worker.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
+    xq_core::hash::fnv1a(worker.as_bytes())
 }

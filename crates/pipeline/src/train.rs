@@ -1048,15 +1048,8 @@ mod tests {
     /// One chunk of seeded random games (no MCTS: uniform visit targets over the legal
     /// moves) in `RUN/data`.
     fn random_games(run: &RunDir, games: usize, seed: u64) -> usize {
-        // SplitMix64: a seeded choice without another dependency.
-        let mut state = seed;
-        let mut next = |n: usize| {
-            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
-            let mut z = state;
-            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-            ((z ^ (z >> 31)) % n as u64) as usize
-        };
+        let mut rng = xq_core::hash::SplitMix64::new(seed);
+        let mut next = |n: usize| rng.below(n as u64) as usize;
         let mut chunk = xq_data::Chunk::new(chunk_meta());
         for _ in 0..games {
             let start = xq_core::Position::startpos();

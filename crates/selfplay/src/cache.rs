@@ -15,28 +15,19 @@
 
 use std::collections::HashMap;
 
-use xq_core::Position;
+use xq_core::{Position, hash::splitmix64};
 use xq_nn::Evaluation;
 
 /// The cache key of a request: see the module documentation.
 pub fn eval_key(history: &[Position]) -> u64 {
-    let mut h = mix(0x5851_5A45_524F_4331 ^ history.len() as u64);
+    let mut h = splitmix64(0x5851_5A45_524F_4331 ^ history.len() as u64);
     for p in history {
-        h = mix(h ^ p.hash());
+        h = splitmix64(h ^ p.hash());
     }
     if let Some(last) = history.last() {
-        h = mix(h ^ u64::from(last.halfmoves().min(1 << 16)) << 1);
+        h = splitmix64(h ^ u64::from(last.halfmoves().min(1 << 16)) << 1);
     }
     h
-}
-
-/// SplitMix64's finaliser.
-#[inline]
-fn mix(x: u64) -> u64 {
-    let mut z = x.wrapping_add(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[derive(Debug)]
@@ -216,5 +207,16 @@ mod tests {
         let p = Position::from_setup(setup).unwrap();
         assert_eq!(p.hash(), ha[4].hash());
         assert_ne!(eval_key(&[p]), eval_key(&ha[4..]));
+    }
+
+    /// Keys are compared across processes (and with stored statistics): pinned.
+    #[test]
+    fn keys_are_pinned() {
+        let mut g = Game::default();
+        g.play_iccs("h2e2").unwrap();
+        let hist = [g.position_at(0).unwrap().clone(), g.position().clone()];
+        assert_eq!(eval_key(&[]), 0x653b_41dc_b28f_a3b7);
+        assert_eq!(eval_key(&hist[..1]), 0x692c_37fe_ae57_40d3);
+        assert_eq!(eval_key(&hist), 0xc295_644a_c5e5_1171);
     }
 }

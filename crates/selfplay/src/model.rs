@@ -78,7 +78,7 @@ where
 /// A hash of a pointer file's bytes, `None` if it cannot be read: what
 /// [`PointerWatcher`] compares to notice a new network.
 pub fn content_hash(path: &Path) -> Option<u64> {
-    std::fs::read(path).ok().map(|b| fnv1a(&b))
+    std::fs::read(path).ok().map(|b| xq_core::hash::fnv1a(&b))
 }
 
 impl<F> ModelSource for PointerWatcher<F>
@@ -96,12 +96,6 @@ where
         self.seen = Some(h);
         Ok(Some(ev))
     }
-}
-
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    })
 }
 
 #[cfg(test)]
@@ -127,5 +121,14 @@ mod tests {
         std::fs::write(&path, "8").unwrap();
         assert_eq!(w.poll().unwrap().unwrap().name(), "random(seed=8)");
         assert!(NoModelUpdates.poll().unwrap().is_none());
+    }
+
+    #[test]
+    fn content_hashes_are_fnv1a_of_the_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("accepted.json");
+        assert_eq!(content_hash(&path), None);
+        std::fs::write(&path, "foobar").unwrap();
+        assert_eq!(content_hash(&path), Some(0x8594_4171_f739_67e8));
     }
 }

@@ -5,6 +5,7 @@
 //! on the host.
 
 use tch::{Device, Kind, Tensor};
+use xq_core::hash::{GOLDEN_GAMMA, SplitMix64};
 use xq_nn::encode::{BOARD_FILES, BOARD_RANKS, PLANE_SIZE};
 use xq_nn::policy::POLICY_SIZE;
 
@@ -179,7 +180,7 @@ impl OwnedBatch {
     /// distribution over them, and a random one-hot result. Not chess, but learnable:
     /// the same seed gives the same batch.
     pub fn synthetic(len: usize, planes: usize, seed: u64) -> OwnedBatch {
-        let mut rng = SplitMix(seed ^ 0x9e37_79b9_7f4a_7c15);
+        let mut rng = SplitMix64::new(seed ^ GOLDEN_GAMMA);
         let mut b = OwnedBatch {
             len,
             inputs: vec![0.0; len * planes * PLANE_SIZE],
@@ -209,24 +210,6 @@ impl OwnedBatch {
             b.value[i * 3 + rng.below(3) as usize] = 1.0;
         }
         b
-    }
-}
-
-/// A tiny deterministic generator for synthetic batches (no dependency on `rand`'s
-/// stream stability across versions).
-struct SplitMix(u64);
-
-impl SplitMix {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-        z ^ (z >> 31)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n
     }
 }
 
@@ -263,5 +246,19 @@ mod tests {
         let d = a.view().to_device(2, Device::Cpu).unwrap();
         assert_eq!(d.inputs.size(), [8, 2, 10, 9]);
         assert_eq!(d.legal.kind(), Kind::Bool);
+    }
+
+    /// Benchmarks and tests compare runs over synthetic batches: pinned.
+    #[test]
+    fn synthetic_batches_are_pinned() {
+        let b = OwnedBatch::synthetic(1, 1, 1);
+        let ones: Vec<usize> = (0..PLANE_SIZE).filter(|&j| b.inputs[j] == 1.0).collect();
+        assert_eq!(ones.len(), 7);
+        assert_eq!(ones[..5], [7, 22, 27, 43, 59]);
+        let legal: Vec<usize> = (0..POLICY_SIZE).filter(|&m| b.legal[m] == 1).collect();
+        assert_eq!(legal.len(), 40);
+        assert_eq!(legal[..5], [60, 61, 122, 125, 137]);
+        assert_eq!(legal[35..], [1973, 2018, 2024, 2035, 2062]);
+        assert_eq!(b.value, [0.0, 0.0, 1.0]);
     }
 }

@@ -128,7 +128,11 @@ fn startup_once(bin: &std::path::Path) -> Result<(f64, u64)> {
     // out-pointers point at live locals of the right types.
     let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     let secs = start.elapsed().as_secs_f64();
-    ensure!(waited == pid, "wait4 failed: {}", std::io::Error::last_os_error());
+    ensure!(
+        waited == pid,
+        "wait4 failed: {}",
+        std::io::Error::last_os_error()
+    );
     ensure!(
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "{} perft --depth 1 failed (status {status})",
@@ -158,7 +162,10 @@ fn bench_startup(a: &StartupArgs) -> Result<()> {
         v.sort_unstable();
         v[v.len() / 2]
     };
-    println!("start-up of `perft --depth 1`, {} runs each, medians:", a.runs);
+    println!(
+        "start-up of `perft --depth 1`, {} runs each, medians:",
+        a.runs
+    );
     let mut rows = Vec::new();
     for (i, name) in ["xqz", "xqz-torch"].into_iter().enumerate() {
         let (secs, kib) = (median_f(&mut runs[i].0), median_u(&mut runs[i].1));

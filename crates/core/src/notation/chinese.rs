@@ -5,37 +5,14 @@
 use arrayvec::ArrayVec;
 
 use super::{
-    Dir, Motion, NotationError, Stack, column, file_of_own, motion_of, own_file, select, stacks,
-    uses_markers,
+    Dir, Motion, NotationError, motion_of,
+    origin::{End, Origin, Place, Standing, resolve, standing},
+    select,
 };
 use crate::{Color, Move, Piece, Position, Role, Square};
 
 /// Chinese numerals 1-9: Red's file numbers, and the stack ordinals of both sides.
 const NUMERALS: [char; 9] = ['一', '二', '三', '四', '五', '六', '七', '八', '九'];
-
-/// Where a piece sits within the pieces of its kind on its file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Place {
-    /// 前: the one nearest the opponent.
-    Front,
-    /// 中: the middle one of three (or of five).
-    Middle,
-    /// 后: the one nearest its own side.
-    Rear,
-    /// 一 … 五, counted from the front (1-based).
-    Nth(u8),
-}
-
-/// How the notation names the moving piece.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Origin {
-    /// 炮二: the piece on this file (numbered from the mover's right).
-    File(u8),
-    /// 前炮, 一兵: a place in the stacks, without the file.
-    Place(Place),
-    /// 前兵九 (traditional): a place within the stack on this file.
-    PlaceOnFile(Place, u8),
-}
 
 fn piece_char(p: Piece) -> char {
     match (p.role, p.color) {
@@ -64,47 +41,40 @@ fn numeral(c: Color, n: u8) -> char {
     }
 }
 
-fn place_char(p: Place) -> char {
-    match p {
-        Place::Front => '前',
-        Place::Middle => '中',
-        Place::Rear => '后',
-        Place::Nth(k) => NUMERALS
-            .get(usize::from(k).wrapping_sub(1))
-            .copied()
-            .unwrap_or('?'),
-    }
+/// 一 … 九 for 1-9: a stack ordinal, in Chinese numerals for both sides (they count
+/// pieces, not files).
+fn ordinal(k: usize) -> char {
+    NUMERALS.get(k.wrapping_sub(1)).copied().unwrap_or('?')
 }
 
-/// How the piece on `from` is named in a move.
-fn describe(pos: &Position, piece: Piece, from: Square) -> Origin {
-    let file = own_file(piece.color, from);
-    let col = column(pos, piece, from.file());
-    if !uses_markers(piece.role) || col.len() < 2 {
-        return Origin::File(file);
-    }
-    if piece.role == Role::Soldier {
-        let all = stacks(pos, piece);
-        if all.len() >= 2 {
-            // Numbered across the stacked files: the mover's files right to left,
-            // then front to back on each.
-            if let Some(i) = all
-                .iter()
-                .flat_map(|(_, s)| s.iter())
-                .position(|&s| s == from)
-            {
-                return Origin::Place(Place::Nth(i as u8 + 1));
-            }
+/// Writes the name of the piece on `from`: `炮二` by its file; `前炮`, `中兵`, `后马` in a
+/// stack of two or three; `一兵` … `五兵` counted from the front in a stack of four or
+/// five, and over the files when soldiers are stacked on two.
+fn push_origin(s: &mut String, pos: &Position, piece: Piece, from: Square) {
+    let marker = match standing(pos, piece, from) {
+        Standing::Alone { file } => {
+            s.push(piece_char(piece));
+            s.push(numeral(piece.color, file));
+            return;
         }
-    }
-    let idx = col.iter().position(|&s| s == from).unwrap_or(0);
-    let place = match col.len() {
-        2 | 3 if idx == 0 => Place::Front,
-        2 | 3 if idx + 1 == col.len() => Place::Rear,
-        2 | 3 => Place::Middle,
-        _ => Place::Nth(idx as u8 + 1),
+        Standing::Stacked {
+            across: Some(i), ..
+        } => ordinal(i + 1),
+        Standing::Stacked {
+            len: 2 | 3,
+            depth: 0,
+            ..
+        } => '前',
+        Standing::Stacked {
+            len: len @ (2 | 3),
+            depth,
+            ..
+        } if depth + 1 == len => '后',
+        Standing::Stacked { len: 2 | 3, .. } => '中',
+        Standing::Stacked { depth, .. } => ordinal(depth + 1),
     };
-    Origin::Place(place)
+    s.push(marker);
+    s.push(piece_char(piece));
 }
 
 /// Writes `m` in Chinese file notation, e.g. `炮二平五` or `马8进7`.
@@ -117,21 +87,7 @@ pub fn to_chinese(pos: &Position, m: Move) -> String {
     };
     let c = piece.color;
     let mut s = String::with_capacity(16);
-    match describe(pos, piece, m.from()) {
-        Origin::File(n) => {
-            s.push(piece_char(piece));
-            s.push(numeral(c, n));
-        }
-        Origin::Place(p) => {
-            s.push(place_char(p));
-            s.push(piece_char(piece));
-        }
-        Origin::PlaceOnFile(p, n) => {
-            s.push(place_char(p));
-            s.push(piece_char(piece));
-            s.push(numeral(c, n));
-        }
-    }
+    push_origin(&mut s, pos, piece, m.from());
     let motion = motion_of(c, piece.role, m);
     s.push(match motion.dir {
         Dir::Forward => '进',
@@ -173,9 +129,9 @@ fn token(c: char) -> Token {
     match c {
         '1'..='9' => Token::Number(c as u8 - b'0'),
         '１'..='９' => Token::Number((c as u32 - '０' as u32) as u8),
-        '前' => Token::Place(Place::Front),
+        '前' => Token::Place(Place::End(End::Front)),
         '中' => Token::Place(Place::Middle),
-        '后' | '後' => Token::Place(Place::Rear),
+        '后' | '後' => Token::Place(Place::End(End::Rear)),
         '进' | '進' => Token::Dir(Dir::Forward),
         '退' => Token::Dir(Dir::Backward),
         '平' => Token::Dir(Dir::Sideways),
@@ -212,9 +168,9 @@ pub fn parse_chinese(pos: &Position, text: &str) -> Result<Move, NotationError> 
     use Token as T;
     let (role, origin, dir, value) = match *toks.as_slice() {
         [T::Piece(r), T::Number(f), T::Dir(d), T::Number(v)] => (r, Origin::File(f), d, v),
-        [T::Place(p), T::Piece(r), T::Dir(d), T::Number(v)] => (r, Origin::Place(p), d, v),
+        [T::Place(p), T::Piece(r), T::Dir(d), T::Number(v)] => (r, Origin::Stacked(p), d, v),
         [T::Number(k), T::Piece(r), T::Dir(d), T::Number(v)] if is_ordinal(k) => {
-            (r, Origin::Place(Place::Nth(k)), d, v)
+            (r, Origin::Counted(k), d, v)
         }
         [
             T::Place(p),
@@ -222,16 +178,16 @@ pub fn parse_chinese(pos: &Position, text: &str) -> Result<Move, NotationError> 
             T::Number(f),
             T::Dir(d),
             T::Number(v),
-        ] => (r, Origin::PlaceOnFile(p, f), d, v),
+        ] => (r, Origin::OnFile(p, f), d, v),
         [
             T::Number(k),
             T::Piece(r),
             T::Number(f),
             T::Dir(d),
             T::Number(v),
-        ] if is_ordinal(k) => (r, Origin::PlaceOnFile(Place::Nth(k), f), d, v),
+        ] if is_ordinal(k) => (r, Origin::OnFile(Place::Nth(k), f), d, v),
         [T::Place(p), T::Number(f), T::Dir(d), T::Number(v)] => {
-            (Role::Soldier, Origin::PlaceOnFile(p, f), d, v)
+            (Role::Soldier, Origin::OnFile(p, f), d, v)
         }
         _ => return Err(syntax_error(text, &toks)),
     };
@@ -268,90 +224,5 @@ fn syntax_error(text: &str, toks: &[Token]) -> NotationError {
             reason: "expected piece, file, 进/退/平 and a number (炮二平五), or a marker \
                      前/中/后/一-五 and a piece (前炮平四)",
         },
-    }
-}
-
-/// The points the origin can denote; the motion then picks among them.
-fn resolve(
-    pos: &Position,
-    text: &str,
-    piece: Piece,
-    origin: Origin,
-) -> Result<Stack, NotationError> {
-    let no_place = || NotationError::NoSuchStackPlace {
-        text: text.to_owned(),
-        piece,
-    };
-    match origin {
-        Origin::File(n) => {
-            let col = file_of_own(piece.color, n)
-                .map(|f| column(pos, piece, f))
-                .unwrap_or_default();
-            if col.is_empty() {
-                return Err(NotationError::NoPieceOnFile {
-                    text: text.to_owned(),
-                    piece,
-                    file: n,
-                });
-            }
-            Ok(col)
-        }
-        Origin::Place(place) => {
-            let all = stacks(pos, piece);
-            if all.is_empty() {
-                return Err(NotationError::NotStacked {
-                    text: text.to_owned(),
-                    piece,
-                });
-            }
-            let mut out = Stack::new();
-            match place {
-                Place::Nth(k) if all.len() >= 2 => {
-                    let mut flat = all.iter().flat_map(|(_, s)| s.iter());
-                    out.extend(
-                        usize::from(k)
-                            .checked_sub(1)
-                            .and_then(|i| flat.nth(i))
-                            .copied(),
-                    );
-                }
-                _ => out.extend(all.iter().filter_map(|(_, s)| pick(place, s))),
-            }
-            if out.is_empty() {
-                Err(no_place())
-            } else {
-                Ok(out)
-            }
-        }
-        Origin::PlaceOnFile(place, n) => {
-            let col = file_of_own(piece.color, n)
-                .map(|f| column(pos, piece, f))
-                .unwrap_or_default();
-            if col.is_empty() {
-                return Err(NotationError::NoPieceOnFile {
-                    text: text.to_owned(),
-                    piece,
-                    file: n,
-                });
-            }
-            if col.len() < 2 {
-                return Err(no_place());
-            }
-            pick(place, &col)
-                .map(|s| [s].into_iter().collect())
-                .ok_or_else(no_place)
-        }
-    }
-}
-
-/// The piece at `place` in one stack (front first).
-fn pick(place: Place, stack: &Stack) -> Option<Square> {
-    let n = stack.len();
-    match place {
-        Place::Front => stack.first().copied(),
-        Place::Rear => stack.last().copied(),
-        Place::Middle if n % 2 == 1 && n >= 3 => stack.get(n / 2).copied(),
-        Place::Middle => None,
-        Place::Nth(k) => stack.get(usize::from(k).checked_sub(1)?).copied(),
     }
 }

@@ -72,16 +72,15 @@
 //! naming the problem.
 
 mod chinese;
+mod origin;
 mod wxf;
 
 use std::{fmt, str::FromStr};
 
-use arrayvec::ArrayVec;
-
 pub use chinese::{parse_chinese, to_chinese};
 pub use wxf::{parse_wxf, to_wxf};
 
-use crate::{Color, File, IllegalMoveError, Move, Piece, PlayError, Position, Rank, Role, Square};
+use crate::{Color, File, IllegalMoveError, Move, Piece, PlayError, Position, Role, Square};
 
 /// The notations [`format_move`] writes and [`parse_move`] reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -241,9 +240,6 @@ pub fn format_line(
 
 // --- Geometry shared by the Chinese and WXF notations ---------------------------------
 
-/// The pieces of one kind on one file, front first. Ten points per file bound it.
-type Stack = ArrayVec<Square, 10>;
-
 /// The file of `sq` numbered 1-9 from `c`'s right.
 fn own_file(c: Color, sq: Square) -> u8 {
     let f = sq.file().index() as u8;
@@ -264,51 +260,11 @@ fn file_of_own(c: Color, n: u8) -> Option<File> {
     })
 }
 
-/// The pieces equal to `piece` on `file`, the one nearest the opponent first.
-fn column(pos: &Position, piece: Piece, file: File) -> Stack {
-    let mut stack = Stack::new();
-    for i in 0..10u32 {
-        let r = match piece.color {
-            Color::Red => 9 - i,
-            Color::Black => i,
-        };
-        let sq = Square::from_coords(file, Rank::new(r));
-        if pos.piece_at(sq) == Some(piece) {
-            stack.push(sq);
-        }
-    }
-    stack
-}
-
-/// Every file holding two or more of `piece`, as (file number from the mover's right,
-/// pieces front first), in the mover's file order.
-fn stacks(pos: &Position, piece: Piece) -> ArrayVec<(u8, Stack), 9> {
-    let mut out = ArrayVec::new();
-    for n in 1..=9u8 {
-        if let Some(file) = file_of_own(piece.color, n) {
-            let col = column(pos, piece, file);
-            if col.len() >= 2 {
-                out.push((n, col));
-            }
-        }
-    }
-    out
-}
-
 /// Whether the role moves along lines, so that 进/退 count ranks.
 fn moves_straight(role: Role) -> bool {
     matches!(
         role,
         Role::General | Role::Chariot | Role::Cannon | Role::Soldier
-    )
-}
-
-/// Whether stacked pieces of this role are told apart by 前/后 (or `+`/`-`). Advisors
-/// and elephants are not: the direction already tells them apart.
-fn uses_markers(role: Role) -> bool {
-    matches!(
-        role,
-        Role::Horse | Role::Chariot | Role::Cannon | Role::Soldier
     )
 }
 
@@ -382,6 +338,7 @@ fn select(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Rank;
 
     #[test]
     fn own_files_count_from_each_sides_right() {

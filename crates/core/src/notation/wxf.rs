@@ -3,33 +3,11 @@
 //! See the [module documentation](super) for the conventions.
 
 use super::{
-    Dir, Motion, NotationError, Stack, column, file_of_own, motion_of, own_file, select, stacks,
-    uses_markers,
+    Dir, Motion, NotationError, motion_of,
+    origin::{End, Origin, Place, Standing, resolve, standing},
+    select,
 };
 use crate::{Move, Piece, Position, Role, Square};
-
-/// Front (`+`) or rear (`-`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Sign {
-    Front,
-    Rear,
-}
-
-/// How the notation names the moving piece (the first two characters).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Origin {
-    /// `C2`: the piece on this file; for three or five soldiers on it, the middle one.
-    File(u8),
-    /// `C+`, `C-` (also written `+C`, `-C`): front or rear of a stack of two or three;
-    /// the second from the front or rear of four or five.
-    Marker(Sign),
-    /// `++`, `--`: the foremost or rearmost soldier of a stack of four or five.
-    Extreme(Sign),
-    /// `3+`, `3-`: front or rear soldier on this file, when two files hold stacks.
-    OnFile(Sign, u8),
-    /// `33`: the middle soldier of three on this file, when two files hold stacks.
-    MiddleOnFile(u8),
-}
 
 fn letter(role: Role) -> char {
     match role {
@@ -61,41 +39,53 @@ fn digit(n: u8) -> char {
     char::from_digit(u32::from(n), 10).unwrap_or('?')
 }
 
-fn sign_char(s: Sign) -> char {
-    match s {
-        Sign::Front => '+',
-        Sign::Rear => '-',
+fn sign_char(end: End) -> char {
+    match end {
+        End::Front => '+',
+        End::Rear => '-',
     }
 }
 
-/// How the piece on `from` is named in a move.
-fn describe(pos: &Position, piece: Piece, from: Square) -> Origin {
-    let file = own_file(piece.color, from);
-    let col = column(pos, piece, from.file());
-    if !uses_markers(piece.role) || col.len() < 2 {
-        return Origin::File(file);
-    }
-    let idx = col.iter().position(|&s| s == from).unwrap_or(0);
-    let last = col.len() - 1;
-    if piece.role == Role::Soldier && stacks(pos, piece).len() >= 2 {
-        // Two stacked files: the file first, then the place on it. Five soldiers
-        // allow at most three on a file here.
-        return match idx {
-            0 => Origin::OnFile(Sign::Front, file),
-            i if i == last => Origin::OnFile(Sign::Rear, file),
-            _ => Origin::MiddleOnFile(file),
-        };
-    }
-    match (col.len(), idx) {
-        (2 | 3, 0) => Origin::Marker(Sign::Front),
-        (2 | 3, i) if i == last => Origin::Marker(Sign::Rear),
-        (4 | 5, 0) => Origin::Extreme(Sign::Front),
-        (4 | 5, i) if i == last => Origin::Extreme(Sign::Rear),
-        (4 | 5, 1) => Origin::Marker(Sign::Front),
-        (4 | 5, i) if i + 1 == last => Origin::Marker(Sign::Rear),
-        // The middle of three or five.
-        _ => Origin::File(file),
-    }
+/// Writes the name of the piece on `from` (two characters): `C2` by its file; `C+`/`C-`
+/// in a stack of two or three, and the file for its middle piece; `++`, `C+`, `C5`,
+/// `C-`, `--` in a stack of four or five; when soldiers are stacked on two files, the
+/// file then `+`, `-` or the file again for the middle one (`3+`, `33`, `3-`).
+fn push_origin(s: &mut String, pos: &Position, piece: Piece, from: Square) {
+    let l = letter(piece.role);
+    let (first, second) = match standing(pos, piece, from) {
+        Standing::Alone { file } => (l, digit(file)),
+        Standing::Stacked {
+            file,
+            len,
+            depth,
+            across: Some(_),
+        } => {
+            // Five soldiers allow at most three on a file here.
+            let mark = match depth {
+                0 => sign_char(End::Front),
+                d if d + 1 == len => sign_char(End::Rear),
+                _ => digit(file),
+            };
+            (digit(file), mark)
+        }
+        Standing::Stacked {
+            file, len, depth, ..
+        } => {
+            let last = len - 1;
+            match (len, depth) {
+                (2 | 3, 0) => (l, sign_char(End::Front)),
+                (2 | 3, d) if d == last => (l, sign_char(End::Rear)),
+                (4 | 5, 0) => ('+', '+'),
+                (4 | 5, d) if d == last => ('-', '-'),
+                (4 | 5, 1) => (l, sign_char(End::Front)),
+                (4 | 5, d) if d + 1 == last => (l, sign_char(End::Rear)),
+                // The middle of three or five.
+                _ => (l, digit(file)),
+            }
+        }
+    };
+    s.push(first);
+    s.push(second);
 }
 
 /// Writes `m` in WXF notation, e.g. `C2.5`, `H8+7` or `C+.4`.
@@ -107,29 +97,7 @@ pub fn to_wxf(pos: &Position, m: Move) -> String {
         return m.to_string();
     };
     let mut s = String::with_capacity(4);
-    let l = letter(piece.role);
-    match describe(pos, piece, m.from()) {
-        Origin::File(n) => {
-            s.push(l);
-            s.push(digit(n));
-        }
-        Origin::Marker(sign) => {
-            s.push(l);
-            s.push(sign_char(sign));
-        }
-        Origin::Extreme(sign) => {
-            s.push(sign_char(sign));
-            s.push(sign_char(sign));
-        }
-        Origin::OnFile(sign, n) => {
-            s.push(digit(n));
-            s.push(sign_char(sign));
-        }
-        Origin::MiddleOnFile(n) => {
-            s.push(digit(n));
-            s.push(digit(n));
-        }
-    }
+    push_origin(&mut s, pos, piece, m.from());
     let motion = motion_of(piece.color, piece.role, m);
     s.push(match motion.dir {
         Dir::Forward => '+',
@@ -147,10 +115,10 @@ fn file_digit(c: char) -> Option<u8> {
     }
 }
 
-fn sign_of(c: char) -> Option<Sign> {
+fn sign_of(c: char) -> Option<End> {
     match c {
-        '+' => Some(Sign::Front),
-        '-' => Some(Sign::Rear),
+        '+' => Some(End::Front),
+        '-' => Some(End::Rear),
         _ => None,
     }
 }
@@ -190,14 +158,17 @@ pub fn parse_wxf(pos: &Position, text: &str) -> Result<Move, NotationError> {
     let (role, origin) = match (a, b) {
         ('+' | '-', '+' | '-') if a == b => (
             Role::Soldier,
-            Origin::Extreme(sign_of(a).unwrap_or(Sign::Front)),
+            Origin::Stacked(Place::End(sign_of(a).unwrap_or(End::Front))),
         ),
         ('+' | '-', l) if l.is_ascii_alphabetic() => {
             let role = role_of(l).ok_or_else(|| NotationError::UnknownPiece {
                 text: text.to_owned(),
                 found: l,
             })?;
-            (role, Origin::Marker(sign_of(a).unwrap_or(Sign::Front)))
+            (
+                role,
+                Origin::Stacked(Place::Inner(sign_of(a).unwrap_or(End::Front))),
+            )
         }
         (l, second) if l.is_ascii_alphabetic() => {
             let role = role_of(l).ok_or_else(|| NotationError::UnknownPiece {
@@ -205,8 +176,8 @@ pub fn parse_wxf(pos: &Position, text: &str) -> Result<Move, NotationError> {
                 found: l,
             })?;
             let origin = match (file_digit(second), sign_of(second)) {
-                (Some(n), _) => Origin::File(n),
-                (_, Some(sign)) => Origin::Marker(sign),
+                (Some(n), _) => Origin::FileOrMiddle(n),
+                (_, Some(end)) => Origin::Stacked(Place::Inner(end)),
                 _ => return Err(malformed("the second character must be a file 1-9, + or -")),
             };
             (role, origin)
@@ -214,13 +185,13 @@ pub fn parse_wxf(pos: &Position, text: &str) -> Result<Move, NotationError> {
         (d, second) if file_digit(d).is_some() => {
             let n = file_digit(d).unwrap_or(1);
             let origin = match (file_digit(second), sign_of(second)) {
-                (Some(m), _) if m == n => Origin::MiddleOnFile(n),
+                (Some(m), _) if m == n => Origin::OnFile(Place::Middle, n),
                 (Some(_), _) => {
                     return Err(malformed(
                         "a middle soldier is named by its file twice, e.g. 33.4",
                     ));
                 }
-                (_, Some(sign)) => Origin::OnFile(sign, n),
+                (_, Some(end)) => Origin::OnFile(Place::End(end), n),
                 _ => {
                     return Err(malformed(
                         "after a file number expected +, - or the file again",
@@ -256,90 +227,4 @@ pub fn parse_wxf(pos: &Position, text: &str) -> Result<Move, NotationError> {
     let piece = Piece::new(pos.turn(), role);
     let origins = resolve(pos, text, piece, origin)?;
     select(pos, text, piece, &origins, Motion { dir, value })
-}
-
-/// The points the origin can denote; the motion then picks among them.
-fn resolve(
-    pos: &Position,
-    text: &str,
-    piece: Piece,
-    origin: Origin,
-) -> Result<Stack, NotationError> {
-    let no_place = || NotationError::NoSuchStackPlace {
-        text: text.to_owned(),
-        piece,
-    };
-    let file_column = |n: u8| -> Result<Stack, NotationError> {
-        let col = file_of_own(piece.color, n)
-            .map(|f| column(pos, piece, f))
-            .unwrap_or_default();
-        if col.is_empty() {
-            Err(NotationError::NoPieceOnFile {
-                text: text.to_owned(),
-                piece,
-                file: n,
-            })
-        } else {
-            Ok(col)
-        }
-    };
-    let one = |sq: Option<&Square>| -> Result<Stack, NotationError> {
-        sq.map(|&s| [s].into_iter().collect()).ok_or_else(no_place)
-    };
-    match origin {
-        Origin::File(n) => {
-            let col = file_column(n)?;
-            // On a file of three or five, the file alone names the middle piece.
-            if uses_markers(piece.role) && col.len() % 2 == 1 && col.len() >= 3 {
-                one(col.get(col.len() / 2))
-            } else {
-                Ok(col)
-            }
-        }
-        Origin::Marker(sign) | Origin::Extreme(sign) => {
-            let all = stacks(pos, piece);
-            if all.is_empty() {
-                return Err(NotationError::NotStacked {
-                    text: text.to_owned(),
-                    piece,
-                });
-            }
-            let extreme = matches!(origin, Origin::Extreme(_));
-            let out: Stack = all
-                .iter()
-                .filter_map(|(_, s)| {
-                    // `C+` is the second piece of a stack of four or five.
-                    let inner = usize::from(!extreme && s.len() >= 4);
-                    match sign {
-                        Sign::Front => s.get(inner),
-                        Sign::Rear => s.len().checked_sub(1 + inner).and_then(|i| s.get(i)),
-                    }
-                    .copied()
-                })
-                .collect();
-            if out.is_empty() {
-                Err(no_place())
-            } else {
-                Ok(out)
-            }
-        }
-        Origin::OnFile(sign, n) => {
-            let col = file_column(n)?;
-            if col.len() < 2 {
-                return Err(no_place());
-            }
-            one(match sign {
-                Sign::Front => col.first(),
-                Sign::Rear => col.last(),
-            })
-        }
-        Origin::MiddleOnFile(n) => {
-            let col = file_column(n)?;
-            if col.len() % 2 == 1 && col.len() >= 3 {
-                one(col.get(col.len() / 2))
-            } else {
-                Err(no_place())
-            }
-        }
-    }
 }
