@@ -1,7 +1,11 @@
 //! Chunk files on disk: the atomic writer and the validating reader.
 //!
-//! A writer puts the bytes in `NAME.xqc.tmp` in the target directory, syncs the file,
-//! renames it to `NAME.xqc` and syncs the directory. Rename within a directory is
+//! This module is also the workspace's one implementation of atomic writes, for files
+//! ([`write_file_atomic`], [`write_bytes_atomic`]) and directories
+//! ([`write_dir_atomic`]), with one temporary-name convention ([`tmp_path`]).
+//!
+//! A writer puts the bytes in a temporary file (`NAME.PID-SEQ.xqc.tmp`) in the target
+//! directory, syncs the file, renames it to `NAME.xqc` and syncs the directory. Rename within a directory is
 //! atomic on POSIX filesystems, so a reader sees either no file or the whole file; a
 //! crash leaves at worst a `.tmp` file, which readers never open. Readers check magic,
 //! version, header CRC, length and payload CRC anyway, because copies between machines
@@ -11,6 +15,7 @@ use std::{
     fmt, fs,
     io::{self, Read, Seek, Write},
     path::{Path, PathBuf},
+    sync::atomic::{AtomicU64, Ordering},
 };
 
 use crate::{
@@ -46,14 +51,67 @@ pub fn write_chunk_atomic(path: &Path, chunk: &Chunk) -> Result<(), ChunkFileErr
     write_bytes_atomic(path, &bytes).map_err(|e| ChunkFileError::new(path, e))
 }
 
-/// The temporary name used while writing `path`: `path` with `.tmp` appended.
+/// The temporary name of `path` while it is written atomically: in the same directory,
+/// with `.PID-SEQ` before the extension and `.tmp` after it (`w-1.xqc` →
+/// `w-1.4711-0.xqc.tmp`, `s0000000100` → `s0000000100.4711-0.tmp`). Unique per process
+/// and call, so concurrent writers of one path never share a temporary; it ends in
+/// `.tmp`, which every reader skips, never in a finished file's extension.
 pub fn tmp_path(path: &Path) -> PathBuf {
-    let mut s = path.as_os_str().to_owned();
-    s.push(".tmp");
-    PathBuf::from(s)
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let seq = SEQ.fetch_add(1, Ordering::Relaxed);
+    let name = Path::new(path.file_name().unwrap_or_default());
+    let unique = format!(".{}-{seq}", std::process::id());
+    let mut tmp = match (name.file_stem(), name.extension()) {
+        (Some(stem), Some(ext)) => {
+            let mut t = stem.to_os_string();
+            t.push(&unique);
+            t.push(".");
+            t.push(ext);
+            t
+        }
+        _ => {
+            let mut t = name.as_os_str().to_os_string();
+            t.push(&unique);
+            t
+        }
+    };
+    tmp.push(".tmp");
+    path.with_file_name(tmp)
 }
 
-/// Writes bytes to `path` through a temporary file in the same directory.
+/// Writes `path` atomically: `write` fills the temporary file [`tmp_path`]`(path)`, which
+/// is then synced, renamed over `path`, and the directory synced, so readers see the old
+/// file or the complete new one, never a torn one. On failure the temporary file is
+/// removed and `path` is left as it was. `io_error` turns the I/O errors of the sync and
+/// rename into the caller's error type.
+///
+/// # Errors
+/// `write`'s error, or the I/O error of the sync or rename.
+pub fn write_file_atomic<E>(
+    path: &Path,
+    write: impl FnOnce(&Path) -> Result<(), E>,
+    io_error: impl Fn(io::Error) -> E,
+) -> Result<(), E> {
+    let tmp = tmp_path(path);
+    let result = write(&tmp).and_then(|()| {
+        (|| {
+            // Also catches errors that a filesystem reports only when the data reaches
+            // the disk (delayed allocation, NFS): a file is renamed only once it is whole.
+            fs::OpenOptions::new().append(true).open(&tmp)?.sync_all()?;
+            fs::rename(&tmp, path)?;
+            sync_dir(path.parent().unwrap_or(Path::new(".")));
+            Ok(())
+        })()
+        .map_err(&io_error)
+    });
+    if result.is_err() {
+        // A full disk must not keep a half file (nor the space it holds).
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// Writes bytes to `path` atomically ([`write_file_atomic`]).
 ///
 /// # Errors
 /// Any I/O error; the temporary file is removed on failure.
@@ -64,31 +122,78 @@ pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// [`write_bytes_atomic`] with fault injection for tests: with `fail_after = Some(n)`
 /// the write stops after `n` bytes with `ENOSPC`, like a disk that fills up mid-file.
 fn write_atomic_inner(path: &Path, bytes: &[u8], fail_after: Option<usize>) -> io::Result<()> {
-    let tmp = tmp_path(path);
-    let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        match fail_after {
-            Some(n) if n < bytes.len() => {
-                f.write_all(&bytes[..n])?;
-                return Err(io::Error::new(
-                    io::ErrorKind::StorageFull,
-                    "No space left on device (injected)",
-                ));
+    write_file_atomic(
+        path,
+        |tmp| {
+            let mut f = fs::File::create(tmp)?;
+            match fail_after {
+                Some(n) if n < bytes.len() => {
+                    f.write_all(&bytes[..n])?;
+                    Err(io::Error::new(
+                        io::ErrorKind::StorageFull,
+                        "No space left on device (injected)",
+                    ))
+                }
+                _ => f.write_all(bytes),
             }
-            _ => f.write_all(bytes)?,
-        }
-        // Also catches errors that a filesystem reports only when the data reaches the
-        // disk (delayed allocation, NFS): a file is renamed only once it is whole.
-        f.sync_all()?;
-        drop(f);
-        fs::rename(&tmp, path)?;
-        sync_dir(path.parent().unwrap_or(Path::new(".")));
-        Ok(())
-    })();
+        },
+        |e| e,
+    )
+}
+
+/// Builds the directory `dst` atomically: `fill` writes the files into the temporary
+/// directory [`tmp_path`]`(dst)` (syncing them, e.g. with [`copy_file_synced`]), which
+/// is then renamed to `dst`. An existing `dst` is replaced when `replace` is set (moved
+/// aside under another temporary name, then removed); otherwise it is an
+/// `AlreadyExists` error. On failure the temporary directory is removed, so `dst` is
+/// absent, the old directory, or the complete new one.
+///
+/// # Errors
+/// `fill`'s error, or the I/O error of creating, renaming or removing a directory.
+pub fn write_dir_atomic<E>(
+    dst: &Path,
+    replace: bool,
+    fill: impl FnOnce(&Path) -> Result<(), E>,
+    io_error: impl Fn(io::Error) -> E,
+) -> Result<(), E> {
+    let tmp = tmp_path(dst);
+    let result = fs::create_dir_all(&tmp)
+        .map_err(&io_error)
+        .and_then(|()| fill(&tmp))
+        .and_then(|()| {
+            (|| {
+                if dst.exists() {
+                    if !replace {
+                        return Err(io::Error::new(
+                            io::ErrorKind::AlreadyExists,
+                            format!("{} already exists", dst.display()),
+                        ));
+                    }
+                    let old = tmp_path(dst);
+                    fs::rename(dst, &old)?;
+                    fs::rename(&tmp, dst)?;
+                    fs::remove_dir_all(&old)?;
+                } else {
+                    fs::rename(&tmp, dst)?;
+                }
+                sync_dir(dst.parent().unwrap_or(Path::new(".")));
+                Ok(())
+            })()
+            .map_err(&io_error)
+        });
     if result.is_err() {
-        let _ = fs::remove_file(&tmp);
+        let _ = fs::remove_dir_all(&tmp);
     }
     result
+}
+
+/// Copies a file and syncs the copy (for [`write_dir_atomic`]'s `fill`).
+///
+/// # Errors
+/// The I/O error of the copy or the sync.
+pub fn copy_file_synced(from: &Path, to: &Path) -> io::Result<()> {
+    fs::copy(from, to)?;
+    fs::File::open(to)?.sync_all()
 }
 
 /// Makes the rename durable. Best effort: some filesystems refuse to sync a
@@ -357,6 +462,54 @@ mod tests {
             assert_eq!(fs::read(&path).unwrap(), b"{\"old\": 1}");
             assert_eq!(names(dir.path()), ["pointer.json"]);
         }
+    }
+
+    #[test]
+    fn temporary_names_are_unique_end_in_tmp_and_keep_the_extension_before_it() {
+        let a = tmp_path(Path::new("data/w-00000001.xqc"));
+        let b = tmp_path(Path::new("data/w-00000001.xqc"));
+        assert_ne!(a, b, "two writes of one path never share a temporary");
+        for t in [&a, &b] {
+            let name = t.file_name().unwrap().to_string_lossy().into_owned();
+            assert_eq!(t.parent(), Some(Path::new("data")));
+            assert!(name.starts_with("w-00000001."), "{name}");
+            assert!(name.ends_with(".xqc.tmp"), "{name}");
+        }
+        let dir = tmp_path(Path::new("models/accepted/s0000000100"));
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        assert!(
+            name.starts_with("s0000000100.") && name.ends_with(".tmp"),
+            "{name}"
+        );
+    }
+
+    #[test]
+    fn a_directory_is_published_whole_or_not_at_all() {
+        let root = tempfile::tempdir().unwrap();
+        let dst = root.path().join("player");
+        let fill = |n: u8| {
+            move |tmp: &Path| -> io::Result<()> {
+                fs::write(tmp.join("a"), [n])?;
+                if n == 0 {
+                    return Err(io::Error::other("injected"));
+                }
+                fs::write(tmp.join("b"), [n])
+            }
+        };
+        // A failed fill leaves nothing behind.
+        assert!(write_dir_atomic(&dst, false, fill(0), |e| e).is_err());
+        assert!(names(root.path()).is_empty());
+        write_dir_atomic(&dst, false, fill(1), |e| e).unwrap();
+        assert_eq!(names(&dst), ["a", "b"]);
+        // Without `replace` an existing directory stays; with it, it is replaced whole.
+        let err = write_dir_atomic(&dst, false, fill(2), |e| e).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::AlreadyExists);
+        assert_eq!(fs::read(dst.join("a")).unwrap(), [1]);
+        assert!(write_dir_atomic(&dst, true, fill(0), |e| e).is_err());
+        assert_eq!(fs::read(dst.join("b")).unwrap(), [1]);
+        write_dir_atomic(&dst, true, fill(3), |e| e).unwrap();
+        assert_eq!(fs::read(dst.join("b")).unwrap(), [3]);
+        assert_eq!(names(root.path()), ["player"]);
     }
 
     #[test]

@@ -13,8 +13,9 @@
 //!   `xqz ucci --player <its directory>`; a GUI starts it with no arguments;
 //! - `README.txt`: what the player is and what it needs on another machine.
 //!
-//! The directory is built under `OUT.tmp-…` next to `OUT` and renamed into place, so
-//! `OUT` is either absent, the old player or the complete new one.
+//! The directory is built under a temporary name next to `OUT`
+//! ([`xq_data::io::write_dir_atomic`]) and renamed into place, so `OUT` is either
+//! absent, the old player or the complete new one.
 
 use std::{
     fs,
@@ -59,7 +60,7 @@ pub enum ExportError {
     Player(#[from] PlayerDirError),
 }
 
-fn io(path: &Path) -> impl FnOnce(std::io::Error) -> ExportError + '_ {
+fn io(path: &Path) -> impl Fn(std::io::Error) -> ExportError + '_ {
     move |source| ExportError::Io {
         path: path.to_path_buf(),
         source,
@@ -233,43 +234,24 @@ pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError>
         }
     };
 
-    let nanos = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.subsec_nanos());
-    let mut tmp_name = out.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(format!(".tmp-{}-{nanos}", std::process::id()));
-    let tmp = out.with_file_name(tmp_name);
-    let written = write_player(&tmp, opts, &sidecar, &sidecar_path, &ema, &name);
-    let finished = written.and_then(|()| {
-        // Check the export by loading it as the launcher will.
-        load_player_backend(&tmp).map(drop)?;
-        replace_dir(&tmp, &out)
-    });
-    if let Err(e) = finished {
-        let _ = fs::remove_dir_all(&tmp);
-        return Err(e);
-    }
+    // Built under a temporary name and renamed into place (an existing player is
+    // replaced whole), after checking it loads as the launcher will load it.
+    xq_data::io::write_dir_atomic(
+        &out,
+        true,
+        |tmp| {
+            write_player(tmp, opts, &sidecar, &sidecar_path, &ema, &name)?;
+            load_player_backend(tmp).map(drop)?;
+            Ok(())
+        },
+        io(&out),
+    )?;
     Ok(ExportSummary {
         out,
         name,
         source_checkpoint: sidecar_path,
         step: sidecar.step,
     })
-}
-
-/// Renames `tmp` to `out`, moving an existing `out` aside first and deleting it after.
-fn replace_dir(tmp: &Path, out: &Path) -> Result<(), ExportError> {
-    if out.exists() {
-        let mut old_name = out.file_name().unwrap_or_default().to_os_string();
-        old_name.push(format!(".old-{}", std::process::id()));
-        let old = out.with_file_name(old_name);
-        fs::rename(out, &old).map_err(io(out))?;
-        fs::rename(tmp, out).map_err(io(out))?;
-        fs::remove_dir_all(&old).map_err(io(&old))?;
-    } else {
-        fs::rename(tmp, out).map_err(io(out))?;
-    }
-    Ok(())
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {

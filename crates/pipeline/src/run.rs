@@ -916,9 +916,11 @@ mod tests {
         let mut n = 0;
         for entry in std::fs::read_dir(&dir).unwrap() {
             let path = entry.unwrap().path();
-            if path.extension().is_some_and(|e| e == "toml")
-                && !path.ends_with("tournament-baselines.toml")
-            {
+            // Tournament files (`tournament-*.toml`) are `xqz tournament`'s, not runs.
+            let tournament = path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("tournament-"));
+            if path.extension().is_some_and(|e| e == "toml") && !tournament {
                 let cfg =
                     RunConfig::load(&path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
                 if let Some(p) = &cfg.train.data.pretrain {

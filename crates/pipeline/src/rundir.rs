@@ -60,50 +60,43 @@ pub fn model_name(step: u64) -> String {
     format!("s{step:010}")
 }
 
+/// Copies the files of `src` that `only` accepts into a new directory `dst`, atomically
+/// ([`xq_data::io::write_dir_atomic`]); an existing `dst` is kept as it is.
 fn copy_dir_atomic(src: &Path, dst: &Path, mut only: impl FnMut(&str) -> bool) -> Result<()> {
     if dst.exists() {
         return Ok(());
     }
     let parent = dst.parent().context("model path has no parent")?;
     fs::create_dir_all(parent).with_context(|| format!("cannot create {}", parent.display()))?;
-    let tmp = parent.join(format!(
-        ".{}.{}.tmp",
-        dst.file_name()
-            .map(|n| n.to_string_lossy())
-            .unwrap_or_default(),
-        std::process::id()
-    ));
-    let _ = fs::remove_dir_all(&tmp);
-    let result = (|| {
-        fs::create_dir_all(&tmp).with_context(|| format!("cannot create {}", tmp.display()))?;
-        for entry in fs::read_dir(src).with_context(|| format!("cannot read {}", src.display()))? {
-            let entry = entry.with_context(|| format!("cannot read {}", src.display()))?;
-            let name = entry.file_name().to_string_lossy().into_owned();
-            let is_file = entry
-                .file_type()
-                .with_context(|| format!("cannot read {}", entry.path().display()))?
-                .is_file();
-            if is_file && only(&name) {
-                let to = tmp.join(&name);
-                fs::copy(entry.path(), &to)
-                    .and_then(|_| fs::File::open(&to)?.sync_all())
-                    .with_context(|| {
-                        format!(
-                            "cannot copy {} to {}",
-                            entry.path().display(),
-                            dst.display()
-                        )
-                    })?;
+    xq_data::io::write_dir_atomic(
+        dst,
+        false,
+        |tmp| {
+            for entry in
+                fs::read_dir(src).with_context(|| format!("cannot read {}", src.display()))?
+            {
+                let entry = entry.with_context(|| format!("cannot read {}", src.display()))?;
+                let name = entry.file_name().to_string_lossy().into_owned();
+                let is_file = entry
+                    .file_type()
+                    .with_context(|| format!("cannot read {}", entry.path().display()))?
+                    .is_file();
+                if is_file && only(&name) {
+                    xq_data::io::copy_file_synced(&entry.path(), &tmp.join(&name)).with_context(
+                        || {
+                            format!(
+                                "cannot copy {} to {}",
+                                entry.path().display(),
+                                dst.display()
+                            )
+                        },
+                    )?;
+                }
             }
-        }
-        fs::rename(&tmp, dst)
-            .with_context(|| format!("cannot rename {} to {}", tmp.display(), dst.display()))
-    })();
-    if result.is_err() {
-        // A full disk must not leave a half-copied model behind, holding the space.
-        let _ = fs::remove_dir_all(&tmp);
-    }
-    result
+            Ok(())
+        },
+        |e| anyhow::Error::new(e).context(format!("cannot write {}", dst.display())),
+    )
 }
 
 impl RunDir {

@@ -179,49 +179,34 @@ impl Sidecar {
     }
 }
 
-/// The temporary name a file is written under before its rename.
-fn tmp_path(path: &Path) -> PathBuf {
-    let mut name = path.file_name().unwrap_or_default().to_os_string();
-    name.push(format!(".{}.tmp", std::process::id()));
-    path.with_file_name(name)
-}
-
-/// Writes `path` through `write` on a temporary file in the same directory, syncs it and
-/// renames it over `path` (then syncs the directory), so readers see the old file or the
-/// complete new one, never a torn one.
+/// Writes `path` through `write` on a temporary file next to it, then syncs and renames
+/// it over `path` ([`xq_data::io::write_file_atomic`], the workspace's one atomic
+/// write), so readers see the old file or the complete new one, never a torn one.
+///
+/// # Errors
+/// `write`'s error, or [`TrainError::Write`] naming `path` (an I/O error on the
+/// temporary file, such as a full disk, is reported as one writing `path`).
 pub fn write_atomic(
     path: &Path,
     write: impl FnOnce(&Path) -> Result<(), TrainError>,
 ) -> Result<(), TrainError> {
-    let tmp = tmp_path(path);
     let failed = |source| TrainError::Write {
         path: path.into(),
         source,
     };
-    let result = write(&tmp).and_then(|()| {
-        let f = fs::OpenOptions::new()
-            .append(true)
-            .open(&tmp)
-            .map_err(failed)?;
-        // Also catches errors a filesystem reports only when data reaches the disk.
-        f.sync_all().map_err(failed)?;
-        fs::rename(&tmp, path).map_err(failed)
-    });
-    if let Err(e) = result {
-        let _ = fs::remove_file(&tmp);
-        // An I/O error on the temporary file is reported as one writing `path`.
-        return Err(match e {
-            TrainError::Io { path: p, source } if p == tmp => failed(source),
-            e => e,
-        });
-    }
-    if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty())
-        && let Ok(d) = fs::File::open(dir)
-    {
-        // Best effort: makes the rename itself durable on filesystems that need it.
-        let _ = d.sync_all();
-    }
-    Ok(())
+    let mut tmp_seen = None;
+    xq_data::io::write_file_atomic(
+        path,
+        |tmp| {
+            tmp_seen = Some(tmp.to_path_buf());
+            write(tmp)
+        },
+        failed,
+    )
+    .map_err(|e| match e {
+        TrainError::Io { path: p, source } if Some(&p) == tmp_seen.as_ref() => failed(source),
+        e => e,
+    })
 }
 
 /// Writes named tensors as safetensors, atomically.
