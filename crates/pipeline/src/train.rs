@@ -42,7 +42,7 @@ use xq_data::{
     Batch, BatchConfig, ChunkMeta, DataCursor, PrefetchConfig, Prefetcher, SplitConfig, Window,
     WindowLoader, WindowManifest, assemble_range, load_pgn_files,
 };
-use xq_train::{HostBatch, Progress, StepStats, Trainer};
+use xq_train::{HostBatch, Progress, StepMeans, StepStats, Trainer};
 
 pub use config::TrainSection;
 
@@ -163,26 +163,21 @@ struct SelfplayData {
     window_step: u64,
 }
 
-/// Sums over the current `train` event interval.
+/// The interval of one `train` event: the step means (record batches mixed into
+/// self-play training are counted apart, their losses left out) and the time spent
+/// waiting for data.
 struct EventInterval {
-    /// Steps whose losses are in `sums`.
-    steps: u64,
+    means: StepMeans,
     /// Steps on PGN records mixed into self-play training (`[train.pretrain] mix_every`).
     record_steps: u64,
-    samples: u64,
-    sums: [f64; 6],
-    started: Instant,
     waited: Duration,
 }
 
 impl EventInterval {
     fn new() -> EventInterval {
         EventInterval {
-            steps: 0,
+            means: StepMeans::new(),
             record_steps: 0,
-            samples: 0,
-            sums: [0.0; 6],
-            started: Instant::now(),
             waited: Duration::ZERO,
         }
     }
@@ -677,40 +672,27 @@ impl TrainSession {
             (d.event_every, d.holdout_every, d.candidate_every);
         let step = s.step;
         let iv = &mut self.interval;
-        iv.samples += s.samples as u64;
         if from_records && !supervised {
             iv.record_steps += 1;
+            iv.means.add_samples(s.samples);
         } else {
-            iv.steps += 1;
-        }
-        for (sum, v) in iv.sums.iter_mut().zip([
-            s.total_loss,
-            s.policy_loss,
-            s.value_loss,
-            s.policy_accuracy,
-            s.value_accuracy,
-            s.grad_norm,
-        ]) {
-            if supervised || !from_records {
-                *sum += v;
-            }
+            iv.means.add(s);
         }
         if event_every > 0 && step.is_multiple_of(event_every) {
-            let n = iv.steps.max(1) as f64;
-            let wall = iv.started.elapsed().as_secs_f64().max(1e-9);
-            let m = iv.sums.map(|x| x / n);
+            let wall = iv.means.elapsed().as_secs_f64().max(1e-9);
+            let m = iv.means.means();
             let finite = |x: f64| x.is_finite().then_some(x);
             self.run.record(Event::Train(TrainEvent {
                 step,
                 samples: self.trainer.samples_seen(),
-                policy_loss: finite(m[1]),
-                value_loss: finite(m[2]),
-                total_loss: finite(m[0]),
-                policy_accuracy: finite(m[3]),
-                value_accuracy: finite(m[4]),
+                policy_loss: finite(m.policy_loss),
+                value_loss: finite(m.value_loss),
+                total_loss: finite(m.total_loss),
+                policy_accuracy: finite(m.policy_accuracy),
+                value_accuracy: finite(m.value_accuracy),
                 lr: finite(s.lr),
-                grad_norm: finite(m[5]),
-                samples_per_second: finite(iv.samples as f64 / wall),
+                grad_norm: finite(m.grad_norm),
+                samples_per_second: finite(iv.means.samples_per_second()),
                 window: self.selfplay.window.as_ref().map_or(0, |w| w.len()),
                 data_wait_share: finite((iv.waited.as_secs_f64() / wall).min(1.0)),
                 phase: if supervised {

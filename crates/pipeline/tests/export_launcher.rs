@@ -3,6 +3,8 @@
 //! `xqz` binary behind the launcher, playing Fairy-Stockfish, is tested in the root
 //! package's `tests/cli_ucci.rs`, which can build it.)
 
+mod common;
+
 use std::{
     fs,
     path::{Path, PathBuf},
@@ -18,7 +20,7 @@ use xq_pipeline::export::{
     ACCEPTED_POINTER, ExportError, ExportOptions, export_player, select_model,
 };
 use xq_train::{
-    DeviceChoice, NetConfig, Progress, TorchEvaluator, TrainConfig, Trainer,
+    Progress, TorchEvaluator, TrainConfig, Trainer,
     checkpoint::{Sidecar, list_checkpoints},
 };
 
@@ -32,19 +34,7 @@ fn temp(tag: &str) -> PathBuf {
 /// A run with checkpoints at steps 0 and 2 of a 1 × 8 network.
 fn tiny_run(dir: &Path) {
     xq_train::register_backend();
-    let cfg = TrainConfig {
-        net: NetConfig {
-            blocks: 1,
-            channels: 8,
-            history: 2,
-            global_pool: false,
-            value_channels: 1,
-            value_hidden: 8,
-        },
-        device: DeviceChoice::Cpu,
-        threads: 1,
-        ..TrainConfig::default()
-    };
+    let cfg = common::tiny_train_config(TrainConfig::default().seed);
     let planes = cfg.net.input_planes();
     let mut t = Trainer::new(dir, cfg).unwrap();
     t.set_progress(Progress::Off);

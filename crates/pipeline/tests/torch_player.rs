@@ -2,6 +2,8 @@
 //! initialised) torch network, loaded through the registered libtorch backend: the
 //! cases of xq-eval's `tests/net_player.rs` that need libtorch, which xq-eval never links.
 
+mod common;
+
 use std::{
     io::Write,
     path::{Path, PathBuf},
@@ -23,27 +25,14 @@ use xq_eval::{
     },
 };
 use xq_nn::{Evaluator, UniformEvaluator};
-use xq_train::{DeviceChoice, NetConfig, Progress, TrainConfig, Trainer};
+use xq_train::{Progress, Trainer};
 
 /// A run directory with one checkpoint of a randomly initialised 1 × 8 network.
 fn tiny_run(tag: &str) -> PathBuf {
     xq_train::register_backend();
     let dir = std::env::temp_dir().join(format!("xq-eval-net-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let cfg = TrainConfig {
-        net: NetConfig {
-            blocks: 1,
-            channels: 8,
-            history: 2,
-            global_pool: false,
-            value_channels: 1,
-            value_hidden: 8,
-        },
-        device: DeviceChoice::Cpu,
-        threads: 1,
-        seed: 3,
-        ..TrainConfig::default()
-    };
+    let cfg = common::tiny_train_config(3);
     let mut t = Trainer::new(&dir, cfg).unwrap();
     t.set_progress(Progress::Off);
     t.save_checkpoint().unwrap();

@@ -31,7 +31,7 @@ pub use evaluator::{
 };
 pub use logging::Progress;
 pub use net::Net;
-pub use trainer::{EvalStats, StepStats, Trainer};
+pub use trainer::{EvalStats, Means, StepMeans, StepStats, Trainer};
 
 /// Whether a CUDA device is usable by libtorch in this process.
 pub fn cuda_available() -> bool {

@@ -68,23 +68,108 @@ pub struct EvalStats {
     pub value_accuracy: f64,
 }
 
-/// Sums over the current logging interval.
-#[derive(Debug)]
-struct Interval {
+/// Step statistics summed over an interval, and their means: the one place where
+/// steps are averaged, for the trainer's TensorBoard rows and progress line and for the
+/// pipeline's `train` events (whose intervals differ).
+#[derive(Debug, Clone)]
+pub struct StepMeans {
     steps: u64,
     samples: u64,
     sums: [f64; 6],
     started: Instant,
+}
+
+/// Means of the losses, accuracies and gradient norm over a [`StepMeans`] interval.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct Means {
+    pub total_loss: f64,
+    pub policy_loss: f64,
+    pub value_loss: f64,
+    pub policy_accuracy: f64,
+    pub value_accuracy: f64,
+    pub grad_norm: f64,
+}
+
+impl Default for StepMeans {
+    fn default() -> Self {
+        StepMeans::new()
+    }
+}
+
+impl StepMeans {
+    /// An empty interval starting now.
+    pub fn new() -> StepMeans {
+        StepMeans {
+            steps: 0,
+            samples: 0,
+            sums: [0.0; 6],
+            started: Instant::now(),
+        }
+    }
+
+    /// Adds a step's losses and samples.
+    pub fn add(&mut self, s: &StepStats) {
+        self.steps += 1;
+        self.add_samples(s.samples);
+        for (sum, v) in self.sums.iter_mut().zip([
+            s.total_loss,
+            s.policy_loss,
+            s.value_loss,
+            s.policy_accuracy,
+            s.value_accuracy,
+            s.grad_norm,
+        ]) {
+            *sum += v;
+        }
+    }
+
+    /// Counts samples of a step whose losses are not averaged (a record batch mixed into
+    /// self-play training).
+    pub fn add_samples(&mut self, samples: usize) {
+        self.samples += samples as u64;
+    }
+
+    /// Steps added with [`StepMeans::add`].
+    pub fn steps(&self) -> u64 {
+        self.steps
+    }
+
+    /// The means (zeros for an empty interval).
+    pub fn means(&self) -> Means {
+        let n = self.steps.max(1) as f64;
+        let m = self.sums.map(|x| x / n);
+        Means {
+            total_loss: m[0],
+            policy_loss: m[1],
+            value_loss: m[2],
+            policy_accuracy: m[3],
+            value_accuracy: m[4],
+            grad_norm: m[5],
+        }
+    }
+
+    /// Wall time since the interval started.
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+
+    /// Samples per second of wall time.
+    pub fn samples_per_second(&self) -> f64 {
+        self.samples as f64 / self.elapsed().as_secs_f64().max(1e-9)
+    }
+}
+
+/// The trainer's logging interval: the step means and the time spent inside steps.
+#[derive(Debug)]
+struct Interval {
+    means: StepMeans,
     in_step: Duration,
 }
 
 impl Interval {
     fn new() -> Interval {
         Interval {
-            steps: 0,
-            samples: 0,
-            sums: [0.0; 6],
-            started: Instant::now(),
+            means: StepMeans::new(),
             in_step: Duration::ZERO,
         }
     }
@@ -310,27 +395,15 @@ impl Trainer {
 
     fn record(&mut self, s: &StepStats) -> Result<(), TrainError> {
         let iv = &mut self.interval;
-        iv.steps += 1;
-        iv.samples += s.samples as u64;
-        for (sum, v) in iv.sums.iter_mut().zip([
-            s.total_loss,
-            s.policy_loss,
-            s.value_loss,
-            s.policy_accuracy,
-            s.value_accuracy,
-            s.grad_norm,
-        ]) {
-            *sum += v;
-        }
+        iv.means.add(s);
         let log_now = self.config.log_every > 0 && self.step.is_multiple_of(self.config.log_every);
-        let n = iv.steps as f64;
-        let wall = iv.started.elapsed().as_secs_f64().max(1e-9);
-        let rate = iv.samples as f64 / wall;
-        let mean = iv.sums.map(|x| x / n);
+        let wall = iv.means.elapsed().as_secs_f64().max(1e-9);
+        let rate = iv.means.samples_per_second();
+        let m = iv.means.means();
         self.progress.step(self.step, log_now, || {
             format!(
                 "loss {:.4} (p {:.4} v {:.4}) top1 {:.3} lr {:.2e} {:.0} samples/s",
-                mean[0], mean[1], mean[2], mean[3], s.lr, rate
+                m.total_loss, m.policy_loss, m.value_loss, m.policy_accuracy, s.lr, rate
             )
         });
         if !log_now {
@@ -339,12 +412,12 @@ impl Trainer {
         let wait = 1.0 - (iv.in_step.as_secs_f64() / wall).min(1.0);
         let step = self.step;
         let mut rows = vec![
-            (tags::TOTAL_LOSS, mean[0]),
-            (tags::POLICY_LOSS, mean[1]),
-            (tags::VALUE_LOSS, mean[2]),
-            (tags::POLICY_ACCURACY, mean[3]),
-            (tags::VALUE_ACCURACY, mean[4]),
-            (tags::GRAD_NORM, mean[5]),
+            (tags::TOTAL_LOSS, m.total_loss),
+            (tags::POLICY_LOSS, m.policy_loss),
+            (tags::VALUE_LOSS, m.value_loss),
+            (tags::POLICY_ACCURACY, m.policy_accuracy),
+            (tags::VALUE_ACCURACY, m.value_accuracy),
+            (tags::GRAD_NORM, m.grad_norm),
             (tags::LEARNING_RATE, s.lr),
             (tags::SAMPLES_PER_SEC, rate),
             (tags::DATA_WAIT, wait),
