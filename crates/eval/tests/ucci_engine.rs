@@ -7,11 +7,10 @@
 //! order. After a `go` without `infinite` or `ponder` the harness waits for the search
 //! to finish before sending the next line, as a GUI would.
 
-use std::{
-    io::Write,
-    sync::{Arc, Mutex},
-    time::{Duration, Instant},
-};
+mod player_support;
+use player_support::Buffer;
+
+use std::time::{Duration, Instant};
 
 use rand::{Rng, SeedableRng};
 use xq_core::Position;
@@ -19,28 +18,6 @@ use xq_eval::ucci::{
     baseline::AlphaBetaBackend,
     engine::{Engine, Output},
 };
-
-#[derive(Clone, Default)]
-struct Buffer(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Buffer {
-    fn write(&mut self, b: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(b);
-        Ok(b.len())
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl Buffer {
-    fn lines(&self) -> Vec<String> {
-        String::from_utf8_lossy(&self.0.lock().unwrap())
-            .lines()
-            .map(str::to_owned)
-            .collect()
-    }
-}
 
 fn engine() -> (Engine, Buffer) {
     let buf = Buffer::default();
