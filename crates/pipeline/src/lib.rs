@@ -9,6 +9,7 @@ pub mod events;
 pub mod export;
 pub mod gate;
 pub mod progress;
+pub mod report;
 pub mod run;
 pub mod rundir;
 pub mod selfplay;
