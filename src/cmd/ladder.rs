@@ -71,10 +71,10 @@ pub fn run(args: Args) -> Result<()> {
         let specs: Vec<_> = args
             .players
             .iter()
-            .map(|p| super::matches::player_spec("players", p))
+            .map(|p| super::player_spec("players", p))
             .collect::<Result<_>>()?;
         let tc: TimeControl = args.tc.parse()?;
-        let openings = super::matches::load_openings(&args.openings, args.seed)?;
+        let openings = super::load_openings(&args.openings, args.seed)?;
         for i in 0..specs.len() {
             for j in i + 1..specs.len() {
                 let (a, b) = (&specs[i], &specs[j]);

@@ -6,10 +6,8 @@ use anyhow::{Context, Result, bail};
 use xq_eval::{
     clock::TimeControl,
     matches::{MatchConfig, run_match},
-    openings::{self, Opening},
     player::{Player, PlayerError},
     referee::GameSettings,
-    spec::PlayerSpec,
     stats::SprtConfig,
 };
 
@@ -66,22 +64,10 @@ pub fn parse_sprt(text: &str) -> Result<SprtConfig> {
     SprtConfig::new(elo0, elo1, alpha, beta).with_context(|| format!("--sprt {text:?}"))
 }
 
-/// Resolves an `--openings` value.
-pub fn load_openings(text: &str, seed: u64) -> Result<Vec<Opening>> {
-    openings::from_spec(text, seed).with_context(|| format!("--openings {text:?}"))
-}
-
-/// Parses a player specification and checks that it can be built.
-pub fn player_spec(flag: &str, text: &str) -> Result<PlayerSpec> {
-    let spec: PlayerSpec = text.parse().with_context(|| format!("--{flag}"))?;
-    spec.build().with_context(|| format!("--{flag} {text}"))?;
-    Ok(spec)
-}
-
 pub fn run(args: Args) -> Result<()> {
     let tc: TimeControl = args.tc.parse()?;
-    let a = player_spec("a", &args.a)?;
-    let b = player_spec("b", &args.b)?;
+    let a = super::player_spec("a", &args.a)?;
+    let b = super::player_spec("b", &args.b)?;
     let sprt = args.sprt.as_deref().map(parse_sprt).transpose()?;
     if args.games == 0 {
         bail!("--games must be at least 1");
@@ -94,7 +80,7 @@ pub fn run(args: Args) -> Result<()> {
             max_plies: args.max_plies,
             ..GameSettings::default()
         },
-        openings: load_openings(&args.openings, args.seed)?,
+        openings: super::load_openings(&args.openings, args.seed)?,
         sprt,
         seed: args.seed,
         pgn_out: args.pgn.clone(),
