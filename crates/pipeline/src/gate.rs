@@ -14,7 +14,10 @@ use xq_eval::{
     stats::SprtConfig,
 };
 
-use crate::rundir::{ModelRef, RunDir};
+use crate::{
+    run::RunConfig,
+    rundir::{ModelRef, RunDir},
+};
 
 /// The `[gate]` section of a run config.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -63,27 +66,9 @@ impl Default for GateSection {
 pub struct Options {
     /// Run directory.
     pub run: PathBuf,
-    /// Config file with a `[gate]` section (default: the run's config.toml, else defaults).
+    /// Config file whose `[gate]` section is used (default: the run's config.toml, else
+    /// defaults); the whole file is read and checked, as `xqz run` reads it.
     pub config: Option<PathBuf>,
-}
-
-/// Reads the `[gate]` section of a config file; unknown keys are errors.
-pub fn read_section(path: &std::path::Path) -> Result<GateSection> {
-    #[derive(Deserialize)]
-    struct Outer {
-        #[serde(default)]
-        gate: Option<toml::Value>,
-    }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let outer: Outer =
-        toml::from_str(&text).with_context(|| format!("invalid config {}", path.display()))?;
-    match outer.gate {
-        Some(v) => v
-            .try_into()
-            .with_context(|| format!("invalid [gate] section in {}", path.display())),
-        None => Ok(GateSection::default()),
-    }
 }
 
 /// The network player for a model of the run.
@@ -200,12 +185,8 @@ pub fn gate_once(
 
 pub fn run(args: Options) -> Result<()> {
     let run = RunDir::open(&args.run)?;
-    let config_path = run.config_for(args.config.as_deref());
-    let cfg = match &config_path {
-        Some(p) => read_section(p)?,
-        None => GateSection::default(),
-    };
-    match gate_once(&run, &cfg, &mut |l| eprintln!("{l}"))? {
+    let cfg = RunConfig::for_run(&run, args.config.as_deref())?;
+    match gate_once(&run, &cfg.file.gate, &mut |l| eprintln!("{l}"))? {
         None => println!(
             "nothing to gate: no pending candidate in {}",
             run.candidates_dir().display()

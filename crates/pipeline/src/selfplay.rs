@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use anyhow::{Context, Result};
 
-use crate::rundir::RunDir;
+use crate::{run::RunConfig, rundir::RunDir};
 use xq_nn::{Evaluator, UniformEvaluator};
 use xq_selfplay::{
     ACCEPTED_MODEL, ModelSource, Observer, PointerWatcher, ProgressMode, RunOptions,
@@ -26,7 +26,8 @@ pub struct Options {
     /// Run directory: chunks go to DIR/data, PGN records to DIR/games.
     pub run: PathBuf,
     /// Config file whose [selfplay] section is used (default: DIR/config.toml if it
-    /// exists, else the built-in defaults).
+    /// exists, else the built-in defaults); the whole file is read and checked, as
+    /// `xqz run` reads it.
     pub config: Option<PathBuf>,
     /// Games to play (default: until the process is stopped).
     pub games: Option<u64>,
@@ -43,7 +44,7 @@ pub fn run(args: Options) -> Result<()> {
     let run_dir = RunDir::open(&args.run)?;
     let config_path = run_dir.config_for(args.config.as_deref());
     let config = match &config_path {
-        Some(p) => SelfplayConfig::from_file(p)?,
+        Some(p) => RunConfig::load(p)?.selfplay,
         None => SelfplayConfig::default(),
     };
 

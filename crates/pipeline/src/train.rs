@@ -47,7 +47,10 @@ use xq_train::{HostBatch, Progress, StepStats, Trainer};
 
 pub use config::TrainSection;
 
-use crate::rundir::{ModelRef, RunDir};
+use crate::{
+    run::RunConfig,
+    rundir::{ModelRef, RunDir},
+};
 
 /// How far one call of [`TrainSession::train`] goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -938,7 +941,8 @@ pub struct Options {
     /// Run directory: data from DIR/data, checkpoints in DIR/checkpoints.
     pub run: PathBuf,
     /// Config file whose [train] section is used (default: DIR/config.toml if it
-    /// exists, else the built-in defaults).
+    /// exists, else the built-in defaults); the whole file is read and checked, as
+    /// `xqz run` reads it.
     pub config: Option<PathBuf>,
     /// Optimiser steps to take in this invocation. On self-play data this waits (and
     /// says so) whenever the pacing holds training back, until self-play writes more.
@@ -955,12 +959,7 @@ pub struct Options {
 
 pub fn run(args: Options) -> Result<()> {
     let run = RunDir::open(&args.run)?;
-    let config_path = run.config_for(args.config.as_deref());
-    let cfg = match &config_path {
-        Some(p) => TrainSection::from_file(p)?,
-        None => TrainSection::default(),
-    };
-    let mut cfg = cfg;
+    let mut cfg = RunConfig::for_run(&run, args.config.as_deref())?.train;
     if let (Some(n), 0) = (args.steps, cfg.trainer.total_steps) {
         // The progress bar's ETA: this invocation ends at the current step + N.
         cfg.trainer.total_steps = current_step(&run)? + n;
@@ -1019,7 +1018,7 @@ mod tests {
     use super::*;
 
     fn tiny() -> TrainSection {
-        TrainSection::from_toml(
+        crate::run::RunConfig::parse(
             r#"
             [train]
             batch_size = 16
@@ -1038,6 +1037,7 @@ mod tests {
             "#,
         )
         .unwrap()
+        .train
     }
 
     /// One chunk of seeded random games (no MCTS: uniform visit targets over the legal
