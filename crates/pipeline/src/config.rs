@@ -472,3 +472,126 @@ impl<'de> de::SeqAccess<'de> for ArrayAccess<'de> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde::Deserialize;
+
+    use super::*;
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(deny_unknown_fields, rename_all = "snake_case")]
+    enum Mode {
+        Sync,
+        Concurrent,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Inner {
+        size: u32,
+    }
+
+    #[derive(Debug, PartialEq, Deserialize)]
+    #[serde(deny_unknown_fields)]
+    struct Kinds {
+        hex: u64,
+        negative: i32,
+        float: f64,
+        int_as_float: f32,
+        flag: bool,
+        name: String,
+        list: Vec<String>,
+        maybe: Option<u8>,
+        absent: Option<u8>,
+        mode: Mode,
+        #[serde(rename = "inner-table")]
+        inner: Inner,
+    }
+
+    /// A whole document as a `T`, errors located as `RunConfig` locates them.
+    fn read<'a, T: Deserialize<'a>>(text: &'a str) -> Result<T, ConfigError> {
+        let root = parse(text).map_err(|e| e.locate(text, None))?;
+        let span = root.span();
+        deserialize(Spanned::new(span, DeValue::Table(root.into_inner())), "")
+            .map_err(|e| e.locate(text, None))
+    }
+
+    #[test]
+    fn values_of_every_kind_reach_the_struct() {
+        let k: Kinds = read(
+            "hex = 0xff\nnegative = -3\nfloat = 1.5e3\nint_as_float = 2\nflag = true\n\
+             name = 'x'\nlist = [\"a\", \"b\"]\nmaybe = 7\nmode = \"concurrent\"\n\
+             inner-table = { size = 4 }\n",
+        )
+        .unwrap();
+        assert_eq!(
+            k,
+            Kinds {
+                hex: 255,
+                negative: -3,
+                float: 1500.0,
+                int_as_float: 2.0,
+                flag: true,
+                name: "x".into(),
+                list: vec!["a".into(), "b".into()],
+                maybe: Some(7),
+                absent: None,
+                mode: Mode::Concurrent,
+                inner: Inner { size: 4 },
+            }
+        );
+    }
+
+    #[test]
+    fn a_misplaced_value_is_named_by_its_key_path_and_line() {
+        let e = read::<Inner>("\n\nsize = \"four\"\n").unwrap_err();
+        assert_eq!(e.line, Some(3));
+        assert_eq!(
+            e.problem,
+            Problem::BadValue {
+                key: "size".into(),
+                message: "invalid type: string \"four\", expected u32".into(),
+            }
+        );
+        let e = read::<Inner>("size = 1\nsise = 2\n").unwrap_err();
+        assert_eq!(e.line, Some(2));
+        assert_eq!(
+            e.problem,
+            Problem::UnknownKey {
+                table: String::new(),
+                key: "sise".into(),
+            }
+        );
+        let e = read::<Inner>("size = [\n").unwrap_err();
+        assert!(matches!(e.problem, Problem::Syntax(_)), "{e}");
+        assert_eq!(e.line, Some(1));
+    }
+
+    #[test]
+    fn a_table_is_split_between_its_owners_by_their_fields() {
+        #[derive(Debug, Deserialize)]
+        #[serde(deny_unknown_fields)]
+        struct Other {
+            colour: String,
+        }
+        assert_eq!(fields_of::<Inner>(), ["size"]);
+        assert_eq!(fields_of::<Other>(), ["colour"]);
+        assert!(fields_of::<u32>().is_empty());
+        let text = "[t]\nsize = 3\ncolour = 'red'\n";
+        let root = parse(text).unwrap().into_inner();
+        let node = root.get("t").unwrap().clone();
+        let [a, b] = split_table(
+            node.clone(),
+            "t",
+            [fields_of::<Inner>(), fields_of::<Other>()],
+        )
+        .unwrap();
+        assert_eq!(deserialize::<Inner>(a, "t").unwrap(), Inner { size: 3 });
+        assert_eq!(deserialize::<Other>(b, "t").unwrap().colour, "red");
+        let e = split_table(node, "t", [fields_of::<Inner>()])
+            .unwrap_err()
+            .locate(text, Some(Path::new("c.toml")));
+        assert_eq!(e.to_string(), "c.toml:3: [t] unknown key \"colour\"");
+    }
+}
