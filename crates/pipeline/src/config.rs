@@ -38,9 +38,14 @@ pub enum Problem {
     #[error("{0}")]
     Syntax(String),
     /// A key that no struct of the table owns (`table` is the dotted table path, empty
-    /// for the top level, where the keys are sections).
-    #[error("{}", unknown(table, key))]
-    UnknownKey { table: String, key: String },
+    /// for the top level, where the keys are sections), and the owned key it is
+    /// closest to, if it looks like a typo of one.
+    #[error("{}", unknown(table, key, *suggestion))]
+    UnknownKey {
+        table: String,
+        key: String,
+        suggestion: Option<&'static str>,
+    },
     /// A value of the wrong type or shape (serde's message), at its dotted key path.
     #[error("{}{message}", prefix(key))]
     BadValue { key: String, message: String },
@@ -49,12 +54,44 @@ pub enum Problem {
     Invalid(String),
 }
 
-fn unknown(table: &str, key: &str) -> String {
-    if table.is_empty() {
+fn unknown(table: &str, key: &str, suggestion: Option<&str>) -> String {
+    let mut s = if table.is_empty() {
         format!("unknown section [{key}]")
     } else {
         format!("[{table}] unknown key \"{key}\"")
+    };
+    if let Some(k) = suggestion {
+        s += &format!(" (did you mean \"{k}\"?)");
     }
+    s
+}
+
+/// The key of `known` that `key` is a likely typo of: at most one edit (insertion,
+/// deletion, substitution) per four characters, and at least one allowed.
+fn closest(key: &str, known: impl IntoIterator<Item = &'static str>) -> Option<&'static str> {
+    let limit = (key.chars().count() / 4).max(1);
+    known
+        .into_iter()
+        .map(|k| (edit_distance(key, k), k))
+        .filter(|&(d, _)| d <= limit)
+        .min_by_key(|&(d, _)| d)
+        .map(|(_, k)| k)
+}
+
+/// Levenshtein distance in characters.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut diagonal = row[0];
+        row[0] = i + 1;
+        for (j, &cb) in b.iter().enumerate() {
+            let substitute = diagonal + usize::from(ca != cb);
+            diagonal = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(row[j + 1] + 1);
+        }
+    }
+    row[b.len()]
 }
 
 fn prefix(key: &str) -> String {
@@ -73,7 +110,8 @@ pub struct ConfigError {
     /// 1-based line of the key or value at fault (none for range checks, which look at
     /// the values after parsing).
     pub line: Option<usize>,
-    pub problem: Problem,
+    /// Boxed: the error travels in every `Result` of the deserializer.
+    pub problem: Box<Problem>,
     /// Byte range of the key or value at fault, until [`ConfigError::locate`] turns it
     /// into a line.
     span: Option<Range<usize>>,
@@ -93,7 +131,7 @@ impl ConfigError {
         ConfigError {
             file: None,
             line: None,
-            problem,
+            problem: Box::new(problem),
             span,
         }
     }
@@ -125,7 +163,7 @@ impl ConfigError {
         if self.span.is_some() {
             return self;
         }
-        match &mut self.problem {
+        match &mut *self.problem {
             Problem::UnknownKey { table: t, .. } => *t = table.to_owned(),
             Problem::BadValue { key: k, .. } => *k = child(table, key),
             Problem::Read(_) | Problem::Syntax(_) | Problem::Invalid(_) => {}
@@ -137,7 +175,7 @@ impl ConfigError {
     /// Places an unknown key that serde found in `node`'s table after reading it whole
     /// (an internally tagged enum, read from serde's buffer, where no span is seen).
     fn place_unknown_in(self, table: &str, keys: &[(String, Range<usize>)]) -> ConfigError {
-        let found = match &self.problem {
+        let found = match &*self.problem {
             Problem::UnknownKey { key, .. } if self.span.is_none() => {
                 keys.iter().find(|(k, _)| k == key).cloned()
             }
@@ -161,11 +199,12 @@ impl de::Error for ConfigError {
         )
     }
 
-    fn unknown_field(field: &str, _expected: &'static [&'static str]) -> ConfigError {
+    fn unknown_field(field: &str, expected: &'static [&'static str]) -> ConfigError {
         ConfigError::new(
             Problem::UnknownKey {
                 table: String::new(),
                 key: field.to_owned(),
+                suggestion: closest(field, expected.iter().copied()),
             },
             None,
         )
@@ -242,7 +281,7 @@ pub fn deserialize<'a, T: de::Deserialize<'a>>(
 pub fn split_table<'a, const N: usize>(
     node: Node<'a>,
     path: &str,
-    owners: [&[&str]; N],
+    owners: [&'static [&'static str]; N],
 ) -> Result<[Node<'a>; N], ConfigError> {
     let span = node.span();
     let DeValue::Table(table) = node.into_inner() else {
@@ -264,6 +303,10 @@ pub fn split_table<'a, const N: usize>(
                 Problem::UnknownKey {
                     table: path.to_owned(),
                     key: key.get_ref().to_string(),
+                    suggestion: closest(
+                        key.get_ref(),
+                        owners.iter().flat_map(|o| o.iter().copied()),
+                    ),
                 },
                 Some(key.span()),
             ));
@@ -548,7 +591,7 @@ mod tests {
         let e = read::<Inner>("\n\nsize = \"four\"\n").unwrap_err();
         assert_eq!(e.line, Some(3));
         assert_eq!(
-            e.problem,
+            *e.problem,
             Problem::BadValue {
                 key: "size".into(),
                 message: "invalid type: string \"four\", expected u32".into(),
@@ -557,14 +600,15 @@ mod tests {
         let e = read::<Inner>("size = 1\nsise = 2\n").unwrap_err();
         assert_eq!(e.line, Some(2));
         assert_eq!(
-            e.problem,
+            *e.problem,
             Problem::UnknownKey {
                 table: String::new(),
                 key: "sise".into(),
+                suggestion: Some("size"),
             }
         );
         let e = read::<Inner>("size = [\n").unwrap_err();
-        assert!(matches!(e.problem, Problem::Syntax(_)), "{e}");
+        assert!(matches!(*e.problem, Problem::Syntax(_)), "{e}");
         assert_eq!(e.line, Some(1));
     }
 
@@ -593,5 +637,27 @@ mod tests {
             .unwrap_err()
             .locate(text, Some(Path::new("c.toml")));
         assert_eq!(e.to_string(), "c.toml:3: [t] unknown key \"colour\"");
+        let e = split_table(
+            parse("[t]\nsze = 3\n").unwrap().into_inner()["t"].clone(),
+            "t",
+            [fields_of::<Inner>(), fields_of::<Other>()],
+        )
+        .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "[t] unknown key \"sze\" (did you mean \"size\"?)"
+        );
+    }
+
+    #[test]
+    fn a_typo_is_matched_to_the_closest_key_and_nothing_else_is() {
+        let keys = ["parallel_games", "max_batch", "lr", "blocks"];
+        assert_eq!(closest("paralel_games", keys), Some("parallel_games"));
+        assert_eq!(closest("blocs", keys), Some("blocks"));
+        assert_eq!(closest("r", keys), Some("lr"));
+        assert_eq!(closest("lerning_rate", keys), None);
+        assert_eq!(closest("batch", keys), None);
+        assert_eq!(edit_distance("kitten", "sitting"), 3);
+        assert_eq!(edit_distance("", "abc"), 3);
     }
 }

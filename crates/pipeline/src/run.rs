@@ -1220,7 +1220,7 @@ mod tests {
             ),
             (
                 "[run]\nbudget_minuts = 3\n",
-                "config.toml:2: [run] unknown key \"budget_minuts\"",
+                "config.toml:2: [run] unknown key \"budget_minuts\" (did you mean \"budget_minutes\"?)",
             ),
             (
                 "[selfplay]\nmax_batch = 8\n[selfplay.search]\nc_puct = 3\n",

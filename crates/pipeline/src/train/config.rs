@@ -371,7 +371,10 @@ mod tests {
     fn errors_name_the_line_and_the_table_of_the_key() {
         let text = "[run]\nseed = 3\n\n[train]\nlr = 0.1\n[train.net]\nblocks = 2\nblocs = 2\n";
         let err = RunConfig::parse(text).unwrap_err().to_string();
-        assert_eq!(err, "line 8: [train.net] unknown key \"blocs\"");
+        assert_eq!(
+            err,
+            "line 8: [train.net] unknown key \"blocs\" (did you mean \"blocks\"?)"
+        );
         // A key neither the trainer nor the data side owns, at the top of `[train]`.
         let err = parse("[train]\nbatch_size = 8\nlerning_rate = 0.1\n")
             .unwrap_err()
@@ -381,7 +384,10 @@ mod tests {
         let err = parse("[train]\n[train.window]\nkind = \"fixed\"\nsise = 3\n")
             .unwrap_err()
             .to_string();
-        assert_eq!(err, "line 4: [train.window] unknown key \"sise\"");
+        assert_eq!(
+            err,
+            "line 4: [train.window] unknown key \"sise\" (did you mean \"size\"?)"
+        );
         // A value of the wrong type: the full key path at the value's line.
         let err = parse("[train.net]\nchannels = 8\nblocks = \"four\"\n")
             .unwrap_err()
