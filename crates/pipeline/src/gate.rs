@@ -16,6 +16,7 @@ use xq_eval::{
 
 use crate::{
     events::{Event, GateEvent},
+    run::RunConfig,
     rundir::{ModelRef, RunDir},
 };
 
@@ -66,27 +67,9 @@ impl Default for GateSection {
 pub struct Options {
     /// Run directory.
     pub run: PathBuf,
-    /// Config file with a `[gate]` section (default: the run's config.toml, else defaults).
+    /// Config file whose `[gate]` section is used (default: the run's config.toml, else
+    /// defaults); the whole file is read and checked, as `xqz run` reads it.
     pub config: Option<PathBuf>,
-}
-
-/// Reads the `[gate]` section of a config file; unknown keys are errors.
-pub fn read_section(path: &std::path::Path) -> Result<GateSection> {
-    #[derive(Deserialize)]
-    struct Outer {
-        #[serde(default)]
-        gate: Option<toml::Value>,
-    }
-    let text =
-        std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
-    let outer: Outer =
-        toml::from_str(&text).with_context(|| format!("invalid config {}", path.display()))?;
-    match outer.gate {
-        Some(v) => v
-            .try_into()
-            .with_context(|| format!("invalid [gate] section in {}", path.display())),
-        None => Ok(GateSection::default()),
-    }
 }
 
 /// The network player for a model of the run.
@@ -223,16 +206,12 @@ pub fn gate_once(
 
 pub fn run(args: Options) -> Result<()> {
     let run = RunDir::open(&args.run)?;
-    let config_path = run.config_for(args.config.as_deref());
-    let cfg = match &config_path {
-        Some(p) => read_section(p)?,
-        None => GateSection::default(),
-    };
+    let cfg = RunConfig::for_run(&run, args.config.as_deref())?;
     let mut print = |p: GateProgress<'_>| match p {
         GateProgress::Note(line) => eprintln!("{line}"),
         GateProgress::Match(s) => eprintln!("gate: {}", s.line()),
     };
-    match gate_once(&run, &cfg, &mut print)? {
+    match gate_once(&run, &cfg.file.gate, &mut print)? {
         None => println!(
             "nothing to gate: no pending candidate in {}",
             run.candidates_dir().display()

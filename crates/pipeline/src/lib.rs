@@ -5,6 +5,7 @@
 //! rating, export of players and the scheduler of `xqz run`. The `xqz` binaries only
 //! parse arguments and draw progress; this crate decides.
 
+pub mod config;
 pub mod events;
 pub mod export;
 pub mod gate;

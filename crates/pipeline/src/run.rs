@@ -43,6 +43,7 @@ use xq_eval::{
 use xq_selfplay::{Observer, ProgressMode, RunOptions, SelfplayConfig, Snapshot};
 
 use crate::{
+    config::{self, ConfigError},
     events::{Event, EventLog, RatingEvent},
     gate::{GateProgress, GateSection, gate_once, net_spec},
     progress::{SharedObserver, Task, TaskProgress, Update},
@@ -145,24 +146,33 @@ impl Default for RatingSection {
     }
 }
 
-/// The whole config file. Sections belonging to other commands are parsed by them
-/// (`[selfplay]` by xq-selfplay, `[train]` by `xqz train`), each refusing unknown keys.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// The sections `xqz run` owns itself; `[selfplay]` and `[train]` are in [`RunConfig`],
+/// typed by the crates they configure.
+#[derive(Debug, Clone, Default)]
 pub struct RunFile {
-    #[serde(default)]
     pub run: RunSection,
-    #[serde(default)]
-    pub selfplay: Option<toml::Value>,
-    #[serde(default)]
-    pub train: Option<toml::Value>,
-    #[serde(default)]
     pub gate: GateSection,
-    #[serde(default)]
     pub rating: RatingSection,
 }
 
-/// Everything a run needs, validated.
+/// The sections serde reads straight into their owners' structs. `[train]` is not
+/// among them: it mixes two structs' keys, and [`TrainSection::from_node`] splits it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Sections {
+    #[serde(default)]
+    run: RunSection,
+    #[serde(default)]
+    selfplay: SelfplayConfig,
+    #[serde(default)]
+    gate: GateSection,
+    #[serde(default)]
+    rating: RatingSection,
+}
+
+/// Everything a run needs, validated: the whole config file, parsed once. Every
+/// command that reads a run's config (`xqz run`, `selfplay`, `train`, `gate`) reads it
+/// through this, so an unknown section or key is refused by all of them alike.
 #[derive(Debug, Clone)]
 pub struct RunConfig {
     pub text: String,
@@ -175,57 +185,101 @@ impl RunConfig {
     /// Reads and validates every section.
     ///
     /// # Errors
-    /// The first problem, naming the section and key.
+    /// The first problem, naming the file, the key path and (for bad TOML, unknown keys
+    /// and values of the wrong type) the line.
     pub fn load(path: &Path) -> Result<RunConfig> {
         let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read config {}", path.display()))?;
-        let mut cfg =
-            RunConfig::parse(&text).with_context(|| format!("config {}", path.display()))?;
+            .map_err(|e| ConfigError::read(&e).locate("", Some(path)))?;
+        let mut cfg = RunConfig::parse_file(&text, Some(path))?;
         // Pre-training files are named relative to the config file.
         cfg.train
             .resolve_paths(path.parent().unwrap_or(Path::new(".")));
         Ok(cfg)
     }
 
+    /// The config of a command working on `run`: the file given on its command line,
+    /// else the run's copy (`config.toml`), else the built-in defaults.
+    ///
+    /// # Errors
+    /// As [`RunConfig::load`].
+    pub fn for_run(run: &RunDir, given: Option<&Path>) -> Result<RunConfig> {
+        match run.config_for(given) {
+            Some(path) => RunConfig::load(&path),
+            None => RunConfig::parse(""),
+        }
+    }
+
+    /// Parses and validates config text (errors give lines, not a file name).
+    ///
+    /// # Errors
+    /// As [`RunConfig::load`].
     pub fn parse(text: &str) -> Result<RunConfig> {
-        let file: RunFile = toml::from_str(text)
-            .map_err(|e| anyhow::anyhow!("{}", xq_selfplay::config::one_line(text, &e)))?;
-        // `from_toml` validates too.
-        let selfplay = SelfplayConfig::from_toml(text)?;
-        let train = match &file.train {
+        RunConfig::parse_file(text, None)
+    }
+
+    fn parse_file(text: &str, file: Option<&Path>) -> Result<RunConfig> {
+        RunConfig::read(text).map_err(|e| e.locate(text, file).into())
+    }
+
+    fn read(text: &str) -> Result<RunConfig, ConfigError> {
+        let mut root = config::parse(text)?;
+        let train = root.get_mut().remove("train");
+        let span = root.span();
+        let sections: Sections = config::deserialize(
+            toml::Spanned::new(span, toml::de::DeValue::Table(root.into_inner())),
+            "",
+        )?;
+        sections
+            .selfplay
+            .validate()
+            .map_err(|e| ConfigError::invalid(e.to_string()))?;
+        let train = match train {
+            Some(node) => TrainSection::from_node(node)?,
             None => TrainSection::default(),
-            Some(toml::Value::Table(t)) => TrainSection::from_table(t)?,
-            Some(_) => bail!("[train] must be a table"),
         };
+        let file = RunFile {
+            run: sections.run,
+            gate: sections.gate,
+            rating: sections.rating,
+        };
+        let invalid =
+            |what: &str, e: &dyn std::fmt::Display| ConfigError::invalid(format!("{what}: {e}"));
         for o in &file.rating.opponents {
-            o.parse::<PlayerSpec>().context("[rating] opponents")?;
+            o.parse::<PlayerSpec>()
+                .map_err(|e| invalid("[rating] opponents", &e))?;
         }
         for o in &file.rating.final_opponents {
             o.parse::<PlayerSpec>()
-                .context("[rating] final_opponents")?;
+                .map_err(|e| invalid("[rating] final_opponents", &e))?;
         }
         file.rating
             .time_control
             .parse::<xq_eval::clock::TimeControl>()
-            .context("[rating] time_control")?;
+            .map_err(|e| invalid("[rating] time_control", &e))?;
         file.gate
             .time_control
             .parse::<xq_eval::clock::TimeControl>()
-            .context("[gate] time_control")?;
+            .map_err(|e| invalid("[gate] time_control", &e))?;
         if file.rating.visits == 0 || file.rating.final_visits == Some(0) {
-            bail!("[rating] visits and final_visits must be at least 1");
+            return Err(ConfigError::invalid(
+                "[rating] visits and final_visits must be at least 1",
+            ));
         }
         if file.run.games_per_generation == 0 {
-            bail!("[run] games_per_generation must be at least 1");
+            return Err(ConfigError::invalid(
+                "[run] games_per_generation must be at least 1",
+            ));
         }
         let non_negative = |x: f64| x.is_finite() && x >= 0.0;
         if !non_negative(file.run.budget_minutes) || !non_negative(file.run.final_reserve_minutes) {
-            bail!("[run] budget_minutes and final_reserve_minutes must be non-negative");
+            return Err(ConfigError::invalid(
+                "[run] budget_minutes and final_reserve_minutes must be non-negative",
+            ));
         }
         Ok(RunConfig {
             text: text.to_owned(),
             file,
-            selfplay,
+            selfplay: sections.selfplay,
             train,
         })
     }
@@ -962,6 +1016,93 @@ mod tests {
         assert_eq!(observe_every(false), SELFPLAY_EVENT_EVERY);
         let lines: SharedObserver = Arc::new(crate::progress::LogLines);
         assert!(train_observer(&lines).is_none());
+    }
+
+    #[test]
+    fn errors_name_the_file_the_line_and_the_key_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        for (text, want) in [
+            (
+                "[run]\nseed = 2\n\n[runn]\nseed = 3\n",
+                "config.toml:4: unknown section [runn]",
+            ),
+            (
+                "[run]\nbudget_minuts = 3\n",
+                "config.toml:2: [run] unknown key \"budget_minuts\" (did you mean \"budget_minutes\"?)",
+            ),
+            (
+                "[selfplay]\nmax_batch = 8\n[selfplay.search]\nc_puct = 3\n",
+                "config.toml:4: [selfplay.search] unknown key \"c_puct\"",
+            ),
+            (
+                "[selfplay]\nparallel_games = \"many\"\n",
+                "config.toml:2: selfplay.parallel_games: invalid type: string \"many\"",
+            ),
+            (
+                "[gate]\nvisit = 3\n",
+                "config.toml:2: [gate] unknown key \"visit\"",
+            ),
+            (
+                "[rating]\nopponents = [\"random\", 3]\n",
+                "config.toml:2: rating.opponents[1]: invalid type: integer `3`",
+            ),
+            (
+                "[run]\nmode = \"fast\"\n",
+                "config.toml:2: run.mode: unknown variant `fast`",
+            ),
+            ("[run]\nseed = \n", "config.toml:2: "),
+            (
+                "[selfplay]\nmax_batch = 0\n",
+                "config.toml: selfplay.max_batch must be",
+            ),
+            (
+                "[train]\nlr = 0.0\n",
+                "config.toml: [train] lr must be a positive number",
+            ),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = RunConfig::load(&path).unwrap_err().to_string();
+            let err = err
+                .strip_prefix(&format!("{}", dir.path().display()))
+                .unwrap_or(&err);
+            assert!(err.starts_with(&format!("/{want}")), "{text:?}: {err}");
+            assert!(!err.contains('\n'), "{text:?}: multi-line {err:?}");
+        }
+    }
+
+    #[test]
+    fn every_command_reads_the_whole_file_given_or_the_runs_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path().join("run")).unwrap();
+        // No file anywhere: the defaults.
+        let cfg = RunConfig::for_run(&run, None).unwrap();
+        assert_eq!(cfg.selfplay, SelfplayConfig::default());
+        // The run's copy, whole: a section the command does not use is still checked.
+        std::fs::write(run.config_path(), "[selfplay]\nparallel_games = 3\n").unwrap();
+        assert_eq!(
+            RunConfig::for_run(&run, None)
+                .unwrap()
+                .selfplay
+                .parallel_games,
+            3
+        );
+        std::fs::write(
+            run.config_path(),
+            "[train]\nbatch_size = 8\n[gate]\nvisit = 3\n",
+        )
+        .unwrap();
+        let err = RunConfig::for_run(&run, None).unwrap_err().to_string();
+        assert!(err.contains("[gate] unknown key \"visit\""), "{err}");
+        // A file given on the command line wins over the run's copy.
+        let given = dir.path().join("given.toml");
+        std::fs::write(&given, "[gate]\nvisits = 7\n").unwrap();
+        let cfg = RunConfig::for_run(&run, Some(&given)).unwrap();
+        assert_eq!(cfg.file.gate.visits, 7);
+        let err = RunConfig::for_run(&run, Some(&dir.path().join("missing.toml")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing.toml: cannot read config"), "{err}");
     }
 
     #[test]

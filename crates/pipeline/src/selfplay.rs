@@ -16,6 +16,7 @@ use anyhow::{Context, Result};
 
 use crate::{
     events::{Event, SelfplayEvent},
+    run::RunConfig,
     rundir::RunDir,
 };
 use xq_nn::{Evaluator, UniformEvaluator};
@@ -29,7 +30,8 @@ pub struct Options {
     /// Run directory: chunks go to DIR/data, PGN records to DIR/games.
     pub run: PathBuf,
     /// Config file whose [selfplay] section is used (default: DIR/config.toml if it
-    /// exists, else the built-in defaults).
+    /// exists, else the built-in defaults); the whole file is read and checked, as
+    /// `xqz run` reads it.
     pub config: Option<PathBuf>,
     /// Games to play (default: until the process is stopped).
     pub games: Option<u64>,
@@ -46,7 +48,7 @@ pub fn run(args: Options) -> Result<()> {
     let run_dir = RunDir::open(&args.run)?;
     let config_path = run_dir.config_for(args.config.as_deref());
     let config = match &config_path {
-        Some(p) => SelfplayConfig::from_file(p)?,
+        Some(p) => RunConfig::load(p)?.selfplay,
         None => SelfplayConfig::default(),
     };
 

@@ -48,6 +48,7 @@ pub use config::TrainSection;
 
 use crate::{
     events::{Event, TrainEvent, TrainPhase},
+    run::RunConfig,
     rundir::{ModelRef, RunDir},
 };
 
@@ -925,7 +926,8 @@ pub struct Options {
     /// Run directory: data from DIR/data, checkpoints in DIR/checkpoints.
     pub run: PathBuf,
     /// Config file whose [train] section is used (default: DIR/config.toml if it
-    /// exists, else the built-in defaults).
+    /// exists, else the built-in defaults); the whole file is read and checked, as
+    /// `xqz run` reads it.
     pub config: Option<PathBuf>,
     /// Optimiser steps to take in this invocation. On self-play data this waits (and
     /// says so) whenever the pacing holds training back, until self-play writes more.
@@ -942,12 +944,7 @@ pub struct Options {
 
 pub fn run(args: Options) -> Result<()> {
     let run = RunDir::open(&args.run)?;
-    let config_path = run.config_for(args.config.as_deref());
-    let cfg = match &config_path {
-        Some(p) => TrainSection::from_file(p)?,
-        None => TrainSection::default(),
-    };
-    let mut cfg = cfg;
+    let mut cfg = RunConfig::for_run(&run, args.config.as_deref())?.train;
     if let (Some(n), 0) = (args.steps, cfg.trainer.total_steps) {
         // The progress bar's ETA: this invocation ends at the current step + N.
         cfg.trainer.total_steps = current_step(&run)? + n;
@@ -1006,7 +1003,7 @@ mod tests {
     use super::*;
 
     fn tiny() -> TrainSection {
-        TrainSection::from_toml(
+        crate::run::RunConfig::parse(
             r#"
             [train]
             batch_size = 16
@@ -1025,6 +1022,7 @@ mod tests {
             "#,
         )
         .unwrap()
+        .train
     }
 
     /// One chunk of seeded random games (no MCTS: uniform visit targets over the legal

@@ -1,29 +1,18 @@
 //! The `[selfplay]` section of a config file: every knob of a self-play worker.
 //!
-//! The section is self-contained: a file may hold other sections (`[train]`, `[run]`,
-//! …) that belong to other commands and are not looked at here, but inside
-//! `[selfplay]` (and its `[selfplay.search]` table) an unknown key is an error that
-//! names it, so a typo never silently falls back to a default.
-
-use std::path::Path;
+//! The struct is serde data with `deny_unknown_fields` (here and in its
+//! `[selfplay.search]` tables), so an unknown key is an error that names it and a typo
+//! never silently falls back to a default. Reading the file is the caller's: the run's
+//! config file is parsed once, whole, by xq-pipeline, which hands `[selfplay]` to this
+//! struct's `Deserialize` and then calls [`SelfplayConfig::validate`].
 
 use serde::{Deserialize, Serialize};
 use xq_mcts::SearchParams;
 
-/// Why a configuration was refused. Messages name the key.
+/// Why a configuration was refused: a value of the right type but out of range. The
+/// message names the key.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read config {path}: {source}")]
-    Read {
-        path: String,
-        #[source]
-        source: std::io::Error,
-    },
-    /// TOML syntax, an unknown key or a value of the wrong type; toml's message names
-    /// the key and the line.
-    #[error("config {path}: {message}")]
-    Parse { path: String, message: String },
-    /// A value of the right type but out of range.
     #[error("selfplay.{key} must be {need}")]
     Invalid { key: String, need: &'static str },
 }
@@ -112,47 +101,7 @@ impl Default for SelfplayConfig {
     }
 }
 
-/// The file layout: only the `selfplay` table is read; other tables belong to other
-/// commands and are skipped.
-#[derive(Debug, Deserialize)]
-struct File {
-    #[serde(default)]
-    selfplay: Option<SelfplayConfig>,
-}
-
 impl SelfplayConfig {
-    /// Reads the `[selfplay]` section of a TOML file (defaults when it is absent).
-    ///
-    /// # Errors
-    /// An unreadable file, bad TOML, an unknown key or a bad value, naming the key.
-    pub fn from_file(path: &Path) -> Result<SelfplayConfig, ConfigError> {
-        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
-            path: path.display().to_string(),
-            source,
-        })?;
-        SelfplayConfig::from_toml(&text).map_err(|e| match e {
-            ConfigError::Parse { message, .. } => ConfigError::Parse {
-                path: path.display().to_string(),
-                message,
-            },
-            other => other,
-        })
-    }
-
-    /// Parses the `[selfplay]` section of TOML text; see [`SelfplayConfig::from_file`].
-    ///
-    /// # Errors
-    /// As [`SelfplayConfig::from_file`] (the path in a parse error is `<text>`).
-    pub fn from_toml(text: &str) -> Result<SelfplayConfig, ConfigError> {
-        let file: File = toml::from_str(text).map_err(|e| ConfigError::Parse {
-            path: "<text>".into(),
-            message: one_line(text, &e),
-        })?;
-        let config = file.selfplay.unwrap_or_default();
-        config.validate()?;
-        Ok(config)
-    }
-
     /// Checks every value's range; the error names the first bad key.
     ///
     /// # Errors
@@ -245,56 +194,37 @@ impl SelfplayConfig {
     }
 }
 
-/// toml's message on one line, with the line number and the offending line's text
-/// (which holds the key when the message itself does not name it). Every reader of
-/// the project's TOML configs reports errors this way.
-pub fn one_line(text: &str, e: &toml::de::Error) -> String {
-    let message = e.message().trim().replace('\n', " ");
-    match e.span() {
-        Some(span) => {
-            let at = span.start.min(text.len());
-            let line = text[..at].matches('\n').count() + 1;
-            let src = text.lines().nth(line - 1).unwrap_or("").trim();
-            format!("line {line}: {message} (`{src}`)")
-        }
-        None => message,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The `[selfplay]` table's text (its own tables as `[search]`, …), read as the
+    /// config file's reader reads the section, then range-checked.
+    fn section(text: &str) -> Result<SelfplayConfig, String> {
+        let c: SelfplayConfig = toml::from_str(text).map_err(|e| e.message().to_owned())?;
+        c.validate().map_err(|e| e.to_string())?;
+        Ok(c)
+    }
+
     #[test]
-    fn empty_text_and_empty_section_give_defaults() {
-        assert_eq!(
-            SelfplayConfig::from_toml("").unwrap(),
-            SelfplayConfig::default()
-        );
-        assert_eq!(
-            SelfplayConfig::from_toml("[selfplay]\n").unwrap(),
-            SelfplayConfig::default()
-        );
+    fn an_empty_section_gives_the_defaults() {
+        assert_eq!(section("").unwrap(), SelfplayConfig::default());
     }
 
     #[test]
     fn keys_override_defaults_including_nested_search_tables() {
         let text = r#"
-            [train]
-            anything = "belongs to another command"
-
-            [selfplay]
             parallel_games = 8
             max_batch = 16
             resign_disabled_fraction = 0.25
 
-            [selfplay.search]
+            [search]
             c_puct_init = 1.5
 
-            [selfplay.search.playout_cap]
+            [search.playout_cap]
             full_visits = 32
         "#;
-        let c = SelfplayConfig::from_toml(text).unwrap();
+        let c = section(text).unwrap();
         assert_eq!(c.parallel_games, 8);
         assert_eq!(c.max_batch, 16);
         assert_eq!(c.resign_disabled_fraction, 0.25);
@@ -309,19 +239,18 @@ mod tests {
     #[test]
     fn unknown_and_invalid_keys_are_named() {
         let cases = [
-            ("[selfplay]\nparalel_games = 3\n", "paralel_games"),
-            ("[selfplay.search]\nc_puct = 3\n", "c_puct"),
-            ("[selfplay]\nmax_batch = 0\n", "max_batch"),
+            ("paralel_games = 3\n", "paralel_games"),
+            ("[search]\nc_puct = 3\n", "c_puct"),
+            ("max_batch = 0\n", "max_batch"),
             (
-                "[selfplay]\nresign_disabled_fraction = 1.5\n",
+                "resign_disabled_fraction = 1.5\n",
                 "resign_disabled_fraction",
             ),
-            ("[selfplay]\nparallel_games = \"many\"\n", "parallel_games"),
-            ("[selfplay.search]\nbatch_size = 0\n", "search.batch_size"),
-            ("[selfplay]\nmax_plies = 0\n", "max_plies"),
+            ("[search]\nbatch_size = 0\n", "search.batch_size"),
+            ("max_plies = 0\n", "max_plies"),
         ];
         for (text, key) in cases {
-            let err = SelfplayConfig::from_toml(text).unwrap_err().to_string();
+            let err = section(text).unwrap_err();
             assert!(err.contains(key), "{text:?} gave {err:?}");
             assert!(!err.contains('\n'), "multi-line error {err:?}");
         }

@@ -74,14 +74,13 @@
 //! use xq_selfplay::{RunOptions, SelfplayConfig, NoModelUpdates, run};
 //! use xq_nn::UniformEvaluator;
 //!
-//! let mut config = SelfplayConfig::from_toml(r#"
-//!     [selfplay]
-//!     parallel_games = 4
-//!     max_plies = 12
-//!     [selfplay.search.playout_cap]
-//!     full_visits = 8
-//!     cheap_visits = 2
-//! "#).unwrap();
+//! let mut config = SelfplayConfig {
+//!     parallel_games: 4,
+//!     max_plies: 12,
+//!     ..SelfplayConfig::default()
+//! };
+//! config.search.playout_cap.full_visits = 8;
+//! config.search.playout_cap.cheap_visits = 2;
 //! let options = RunOptions { games: Some(4), seed: 1, ..RunOptions::default() };
 //! let summary = run(&config, &options, Box::new(UniformEvaluator), Box::new(NoModelUpdates)).unwrap();
 //! assert_eq!(summary.stats.games, 4);

@@ -2,9 +2,10 @@
 //!
 //! Everything is plain serde data: the architecture ([`NetConfig`]) is written into every
 //! checkpoint's sidecar so a checkpoint can be loaded without knowing how it was trained,
-//! and the training configuration ([`TrainConfig`]) can come from a user's config file.
-//! Unknown keys are rejected (`deny_unknown_fields`) so a typo never silently falls back to
-//! a default; [`TrainConfig::from_json_str`] names the offending key in its error.
+//! and the training configuration ([`TrainConfig`]) can come from a user's config file
+//! (xq-pipeline reads the `[train]` table into it). Unknown keys are rejected
+//! (`deny_unknown_fields`) so a typo never silently falls back to a default; value
+//! ranges are checked by [`TrainConfig::validate`], whose errors name the key.
 
 use serde::{Deserialize, Serialize};
 use xq_nn::encode::EncoderConfig;
@@ -359,17 +360,6 @@ impl Default for TrainConfig {
 }
 
 impl TrainConfig {
-    /// Parses a JSON config; errors name the key path (`optimizer.momentum: invalid type…`).
-    pub fn from_json_str(text: &str) -> Result<TrainConfig, TrainError> {
-        let de = &mut serde_json::Deserializer::from_str(text);
-        let cfg: TrainConfig = serde_path_to_error::deserialize(de).map_err(|e| {
-            let path = e.path().to_string();
-            TrainError::Config(format!("{path}: {}", e.inner()))
-        })?;
-        cfg.validate()?;
-        Ok(cfg)
-    }
-
     /// Checks value ranges; the error names the key.
     pub fn validate(&self) -> Result<(), TrainError> {
         self.net.validate()?;
@@ -489,16 +479,19 @@ impl TrainConfig {
 mod tests {
     use super::*;
 
+    /// Reads a config as a sidecar does, then checks the ranges.
+    fn from_json(text: &str) -> Result<TrainConfig, String> {
+        let cfg: TrainConfig = serde_json::from_str(text).map_err(|e| e.to_string())?;
+        cfg.validate().map_err(|e| e.to_string())?;
+        Ok(cfg)
+    }
+
     #[test]
-    fn unknown_key_is_named_in_the_error() {
-        let err = TrainConfig::from_json_str(r#"{"optimizer": {"kind": "sgd", "momentun": 0.9}}"#)
-            .unwrap_err()
-            .to_string();
+    fn unknown_keys_are_refused() {
+        let err = from_json(r#"{"optimizer": {"kind": "sgd", "momentun": 0.9}}"#).unwrap_err();
         assert!(err.contains("momentun"), "{err}");
-        let err = TrainConfig::from_json_str(r#"{"net": {"blocks": "four"}}"#)
-            .unwrap_err()
-            .to_string();
-        assert!(err.contains("net.blocks"), "{err}");
+        let err = from_json(r#"{"net": {"blocs": 4}}"#).unwrap_err();
+        assert!(err.contains("blocs"), "{err}");
     }
 
     #[test]
@@ -512,7 +505,7 @@ mod tests {
                 "schedule.boundaries",
             ),
         ] {
-            let err = TrainConfig::from_json_str(json).unwrap_err().to_string();
+            let err = from_json(json).unwrap_err();
             assert!(err.contains(key), "{json}: {err}");
         }
     }
@@ -536,7 +529,7 @@ mod tests {
             ..TrainConfig::default()
         };
         let text = serde_json::to_string(&cfg).unwrap();
-        assert_eq!(TrainConfig::from_json_str(&text).unwrap(), cfg);
+        assert_eq!(from_json(&text).unwrap(), cfg);
     }
 
     #[test]

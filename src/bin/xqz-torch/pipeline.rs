@@ -27,8 +27,9 @@ pub struct SelfplayArgs {
     /// Run directory: chunks go to DIR/data, PGN records to DIR/games.
     #[arg(long, value_name = "DIR")]
     run: PathBuf,
-    /// Config file whose [selfplay] section is used (default: DIR/config.toml if it
-    /// exists, else the built-in defaults).
+    /// Config file whose [selfplay] section is used; the whole file is read and checked,
+    /// as `xqz run` does (default: DIR/config.toml if it exists, else the built-in
+    /// defaults).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Games to play (default: until the process is stopped).
@@ -64,8 +65,9 @@ pub struct TrainArgs {
     /// Run directory: data from DIR/data, checkpoints in DIR/checkpoints.
     #[arg(long, value_name = "DIR")]
     run: PathBuf,
-    /// Config file whose [train] section is used (default: DIR/config.toml if it
-    /// exists, else the built-in defaults).
+    /// Config file whose [train] section is used; the whole file is read and checked,
+    /// as `xqz run` does (default: DIR/config.toml if it exists, else the built-in
+    /// defaults).
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
     /// Optimiser steps to take in this invocation. On self-play data this waits (and
@@ -103,7 +105,8 @@ pub struct GateArgs {
     /// Run directory.
     #[arg(long)]
     run: PathBuf,
-    /// Config file with a `[gate]` section (default: the run's config.toml, else defaults).
+    /// Config file whose `[gate]` section is used; the whole file is read and checked
+    /// (default: the run's config.toml, else defaults).
     #[arg(long)]
     config: Option<PathBuf>,
 }

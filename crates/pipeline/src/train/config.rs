@@ -2,16 +2,17 @@
 //! same keys) plus what the data side of training needs (batch size, replay window,
 //! pacing, candidates, supervised pre-training, held-out evaluation).
 //!
-//! Every key is optional. An unknown key is an error that names it
-//! (`[train] unknown key "lerning_rate"`), so a typo never silently falls back to a
-//! default.
+//! Every key is optional. An unknown key is an error that names it and its line
+//! (`config.toml:3: [train] unknown key "lerning_rate"`), so a typo never silently falls
+//! back to a default.
 
 use std::path::{Path, PathBuf};
 
-use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use xq_data::WindowSize;
-use xq_train::TrainConfig;
+use xq_train::{TrainConfig, TrainError};
+
+use crate::config::{self, ConfigError, Node};
 
 /// The replay window (`[train.window]`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -170,50 +171,38 @@ pub struct TrainSection {
     pub data: DataSection,
 }
 
-/// The keys `DataSection` owns (the rest of `[train]` goes to `TrainConfig`).
-const DATA_KEYS: &[&str] = &[
-    "batch_size",
-    "window",
-    "samples_per_position",
-    "min_positions",
-    "candidate_every",
-    "holdout_every",
-    "holdout_max",
-    "event_every",
-    "refresh_every",
-    "mirror",
-    "data_threads",
-    "prefetch",
-    "pretrain",
-];
-
-/// `unknown field `x`, expected ...` (serde's words) → `unknown key "x"`.
-fn name_unknown(msg: &str) -> String {
-    if let Some(rest) = msg.strip_prefix("unknown field `")
-        && let Some(end) = rest.find('`')
-    {
-        return format!("unknown key \"{}\"", &rest[..end]);
-    }
-    msg.trim().replace('\n', " ")
-}
-
 impl TrainSection {
-    /// Reads the `[train]` table of a TOML file (defaults when absent). Relative PGN
-    /// paths of `[train.pretrain]` are taken relative to the file's directory.
+    /// Reads the `[train]` table (`node`, from the one parse of the config file). The
+    /// table mixes the trainer's keys with the data side's: each key goes to the struct
+    /// that owns it, the key sets being the structs' own field lists, and a key neither
+    /// owns is an unknown key of `[train]`. Then both halves are range-checked.
     ///
     /// # Errors
-    /// An unreadable file, bad TOML, an unknown key or a bad value, naming the key.
-    pub fn from_file(path: &Path) -> Result<TrainSection> {
-        let text = std::fs::read_to_string(path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        let mut s =
-            TrainSection::from_toml(&text).with_context(|| format!("{}", path.display()))?;
-        s.resolve_paths(path.parent().unwrap_or(Path::new(".")));
+    /// An unknown key or a bad value, naming the key path (and, before the range
+    /// checks, placed at its line by [`ConfigError::locate`]).
+    pub fn from_node(node: Node<'_>) -> Result<TrainSection, ConfigError> {
+        let [trainer, data] = config::split_table(
+            node,
+            "train",
+            [
+                config::fields_of::<TrainConfig>(),
+                config::fields_of::<DataSection>(),
+            ],
+        )?;
+        let s = TrainSection {
+            trainer: config::deserialize(trainer, "train")?,
+            data: config::deserialize(data, "train")?,
+        };
+        s.trainer.validate().map_err(|e| match e {
+            TrainError::Config(m) => ConfigError::invalid(format!("[train] {m}")),
+            other => ConfigError::invalid(format!("[train] {other}")),
+        })?;
+        s.validate()?;
         Ok(s)
     }
 
     /// Makes relative PGN paths of `[train.pretrain]` relative to `base` (the config
-    /// file's directory), for callers that parse the text themselves.
+    /// file's directory).
     pub fn resolve_paths(&mut self, base: &Path) {
         if let Some(p) = &mut self.data.pretrain {
             for f in &mut p.pgn {
@@ -224,91 +213,19 @@ impl TrainSection {
         }
     }
 
-    /// Parses the `[train]` table of TOML text; other tables are ignored.
-    ///
-    /// # Errors
-    /// As [`TrainSection::from_file`].
-    pub fn from_toml(text: &str) -> Result<TrainSection> {
-        let doc: toml::Table =
-            toml::from_str(text).map_err(|e| anyhow::anyhow!("{}", e.message().trim()))?;
-        match doc.get("train") {
-            None => Ok(TrainSection::default()),
-            Some(toml::Value::Table(t)) => TrainSection::from_table(t),
-            Some(_) => bail!("[train] must be a table"),
-        }
-    }
-
-    /// Builds the section from the `[train]` table (for the run loop, which parses the
-    /// whole config file once).
-    ///
-    /// # Errors
-    /// An unknown key or a bad value, naming the key.
-    pub fn from_table(table: &toml::Table) -> Result<TrainSection> {
-        let trainer_keys = match serde_json::to_value(TrainConfig::default())? {
-            serde_json::Value::Object(m) => m.keys().cloned().collect::<Vec<_>>(),
-            _ => Vec::new(),
-        };
-        let mut data_table = toml::Table::new();
-        let mut trainer_table = serde_json::Map::new();
-        for (key, value) in table {
-            if DATA_KEYS.contains(&key.as_str()) {
-                data_table.insert(key.clone(), value.clone());
-            } else if trainer_keys.iter().any(|k| k == key) {
-                let json = serde_json::to_value(value)
-                    .with_context(|| format!("[train] {key}: unsupported value"))?;
-                trainer_table.insert(key.clone(), json);
-            } else {
-                bail!("[train] unknown key \"{key}\"");
-            }
-        }
-        let data: DataSection =
-            toml::Value::Table(data_table)
-                .try_into()
-                .map_err(|e: toml::de::Error| {
-                    let msg = name_unknown(e.message());
-                    let culprit = DATA_KEYS.iter().find(|k| {
-                        table.get(**k).is_some_and(|v| v.is_table()) && msg.contains("unknown key")
-                    });
-                    match culprit {
-                        Some(k) => anyhow::anyhow!("[train.{k}] {msg}"),
-                        None => anyhow::anyhow!("[train] {msg}"),
-                    }
-                })?;
-        let trainer =
-            TrainConfig::from_json_str(&serde_json::Value::Object(trainer_table).to_string())
-                .map_err(|e| {
-                    let text = e.to_string();
-                    let text = text.strip_prefix("config: ").unwrap_or(&text);
-                    // serde_path_to_error: "net.blocs: unknown field `blocs`, expected ...".
-                    match text.split_once(": ") {
-                        Some((path, rest)) if rest.starts_with("unknown field") => {
-                            let table = path.rsplit_once('.').map_or("", |(t, _)| t);
-                            let section = if table.is_empty() {
-                                "train".to_owned()
-                            } else {
-                                format!("train.{table}")
-                            };
-                            anyhow::anyhow!("[{section}] {}", name_unknown(rest))
-                        }
-                        _ => anyhow::anyhow!("[train] {}", text.replace('\n', " ")),
-                    }
-                })?;
-        let s = TrainSection { trainer, data };
-        s.validate()?;
-        Ok(s)
-    }
-
     /// Range checks of the data keys (`TrainConfig` checks its own); names the key.
     ///
     /// # Errors
     /// The first bad key.
-    pub fn validate(&self) -> Result<()> {
+    pub fn validate(&self) -> Result<(), ConfigError> {
         let d = &self.data;
         let check = |ok: bool, key: &str, need: &str| {
             if ok {
                 Ok(())
             } else {
-                bail!("[train] {key} must be {need}")
+                Err(ConfigError::invalid(format!(
+                    "[train] {key} must be {need}"
+                )))
             }
         };
         check(
@@ -368,22 +285,25 @@ impl TrainSection {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::run::RunConfig;
+
+    /// `[train]` as the one parse of a whole config file reads it.
+    fn parse(text: &str) -> anyhow::Result<TrainSection> {
+        RunConfig::parse(text).map(|c| c.train)
+    }
 
     #[test]
     fn an_empty_or_missing_section_gives_the_defaults() {
+        assert_eq!(parse("").unwrap(), TrainSection::default());
         assert_eq!(
-            TrainSection::from_toml("").unwrap(),
-            TrainSection::default()
-        );
-        assert_eq!(
-            TrainSection::from_toml("[selfplay]\nx = 1\n[train]\n").unwrap(),
+            parse("[selfplay]\nparallel_games = 1\n[train]\n").unwrap(),
             TrainSection::default()
         );
     }
 
     #[test]
     fn every_kind_of_key_is_read() {
-        let s = TrainSection::from_toml(
+        let s = parse(
             r#"
             [train]
             lr = 0.1
@@ -442,8 +362,62 @@ mod tests {
             ("[train.net]\nblocks = \"four\"\n", "net.blocks"),
             ("[train]\ndevice = \"tpu\"\n", "device"),
         ] {
-            let err = format!("{:#}", TrainSection::from_toml(text).unwrap_err());
+            let err = format!("{:#}", parse(text).unwrap_err());
             assert!(err.contains(want), "{text:?}: {err}");
         }
+    }
+
+    #[test]
+    fn errors_name_the_line_and_the_table_of_the_key() {
+        let text = "[run]\nseed = 3\n\n[train]\nlr = 0.1\n[train.net]\nblocks = 2\nblocs = 2\n";
+        let err = RunConfig::parse(text).unwrap_err().to_string();
+        assert_eq!(
+            err,
+            "line 8: [train.net] unknown key \"blocs\" (did you mean \"blocks\"?)"
+        );
+        // A key neither the trainer nor the data side owns, at the top of `[train]`.
+        let err = parse("[train]\nbatch_size = 8\nlerning_rate = 0.1\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(err, "line 3: [train] unknown key \"lerning_rate\"");
+        // Inside an internally tagged table, which serde reads from a buffer.
+        let err = parse("[train]\n[train.window]\nkind = \"fixed\"\nsise = 3\n")
+            .unwrap_err()
+            .to_string();
+        assert_eq!(
+            err,
+            "line 4: [train.window] unknown key \"sise\" (did you mean \"size\"?)"
+        );
+        // A value of the wrong type: the full key path at the value's line.
+        let err = parse("[train.net]\nchannels = 8\nblocks = \"four\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.starts_with("line 3: train.net.blocks: invalid type: string \"four\""),
+            "{err}"
+        );
+        // Range checks name the section and key.
+        let err = parse("[train]\nlr = -1.0\n").unwrap_err().to_string();
+        assert_eq!(err, "[train] lr must be a positive number");
+        let err = parse("[train]\nprefetch = 0\n").unwrap_err().to_string();
+        assert_eq!(err, "[train] prefetch must be at least 1");
+    }
+
+    #[test]
+    fn the_trainer_and_data_keys_are_the_structs_own_and_disjoint() {
+        let trainer = config::fields_of::<TrainConfig>();
+        let data = config::fields_of::<DataSection>();
+        assert!(
+            trainer.contains(&"lr") && trainer.contains(&"net"),
+            "{trainer:?}"
+        );
+        assert!(
+            data.contains(&"batch_size") && data.contains(&"pretrain"),
+            "{data:?}"
+        );
+        assert!(
+            !trainer.iter().any(|k| data.contains(k)),
+            "{trainer:?} {data:?}"
+        );
     }
 }

@@ -10,25 +10,20 @@ use xq_selfplay::game::{FinishedGame, GameState, Step};
 
 /// A small, fast configuration: few visits, short games, small batches.
 pub fn tiny_config() -> SelfplayConfig {
-    let mut c = SelfplayConfig::from_toml(
-        r#"
-        [selfplay]
-        parallel_games = 6
-        search_threads = 2
-        max_batch = 5
-        batch_timeout_ms = 1
-        cache_size = 64
-        max_plies = 24
-        resign_threshold = -1.0
-        [selfplay.search]
-        history_len = 4
-        [selfplay.search.playout_cap]
-        full_visits = 12
-        cheap_visits = 3
-        full_probability = 0.5
-        "#,
-    )
-    .unwrap();
+    let mut c = SelfplayConfig {
+        parallel_games: 6,
+        search_threads: 2,
+        max_batch: 5,
+        batch_timeout_ms: 1,
+        cache_size: 64,
+        max_plies: 24,
+        resign_threshold: -1.0,
+        ..SelfplayConfig::default()
+    };
+    c.search.history_len = 4;
+    c.search.playout_cap.full_visits = 12;
+    c.search.playout_cap.cheap_visits = 3;
+    c.search.playout_cap.full_probability = 0.5;
     c.search.temperature.plies = 10;
     c
 }
