@@ -128,8 +128,26 @@ pub fn parse_or_exit<C: clap::Parser>() -> C {
     }
 }
 
+/// The environment variable that makes a command print its peak resident memory
+/// (`peak_rss_kib N` on stderr) as it exits, for `xqz bench startup`. A parent cannot
+/// measure it from outside: a child's `ru_maxrss` includes the memory of the parent it
+/// was forked from, while `VmHWM` is reset by `exec`.
+pub const PEAK_RSS_ENV: &str = "XQZ_REPORT_PEAK_RSS";
+
+/// This process's peak resident memory in KiB (`VmHWM` of `/proc/self/status`).
+pub fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
 /// Turns a command's result into the exit status, printing an error on one line.
 pub fn finish(result: Result<()>) -> std::process::ExitCode {
+    if std::env::var_os(PEAK_RSS_ENV).is_some()
+        && let Some(kib) = peak_rss_kib()
+    {
+        eprintln!("peak_rss_kib {kib}");
+    }
     match result {
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {

@@ -104,3 +104,25 @@ fn without_the_backend_binary_the_error_says_how_to_build_it() {
     assert!(out.status.success());
     assert!(String::from_utf8_lossy(&out.stdout).contains("Nodes searched: 44"));
 }
+
+#[test]
+fn a_command_reports_its_peak_memory_when_asked() {
+    // What `xqz bench startup` reads: the process's own VmHWM, printed as it exits.
+    let out = Command::new(XQZ)
+        .args(["perft", "--depth", "1"])
+        .env(xqzero::PEAK_RSS_ENV, "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    let kib: u64 = err
+        .lines()
+        .find_map(|l| l.strip_prefix("peak_rss_kib ")?.parse().ok())
+        .unwrap_or_else(|| panic!("no peak_rss_kib line in {err:?}"));
+    assert!(kib > 0);
+    let quiet = Command::new(XQZ)
+        .args(["perft", "--depth", "1"])
+        .output()
+        .unwrap();
+    assert!(!String::from_utf8_lossy(&quiet.stderr).contains("peak_rss_kib"));
+}

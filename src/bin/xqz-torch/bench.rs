@@ -110,35 +110,28 @@ pub fn run(args: Args) -> Result<()> {
     }
 }
 
-/// One run of `bin perft --depth 1`: wall seconds and peak resident memory in KiB (the
-/// child's `ru_maxrss`, from `wait4`).
+/// One run of `bin perft --depth 1`: wall seconds (spawn to exit) and peak resident
+/// memory in KiB, which the child reports itself ([`xqzero::PEAK_RSS_ENV`]).
 fn startup_once(bin: &std::path::Path) -> Result<(f64, u64)> {
     let start = Instant::now();
-    let child = Command::new(bin)
+    let out = Command::new(bin)
         .args(["perft", "--depth", "1"])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
+        .env(xqzero::PEAK_RSS_ENV, "1")
+        .stdin(Stdio::null())
+        .output()
         .with_context(|| format!("cannot start {}", bin.display()))?;
-    let pid = libc::pid_t::try_from(child.id()).context("pid out of range")?;
-    let mut status = 0;
-    // SAFETY: an all-zero `rusage` is a valid value of the plain C struct.
-    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: `pid` is our unreaped child (std's `Child` never waited for it), and both
-    // out-pointers point at live locals of the right types.
-    let waited = unsafe { libc::wait4(pid, &mut status, 0, &mut usage) };
     let secs = start.elapsed().as_secs_f64();
     ensure!(
-        waited == pid,
-        "wait4 failed: {}",
-        std::io::Error::last_os_error()
+        out.status.success(),
+        "{} perft --depth 1 failed: {}",
+        bin.display(),
+        String::from_utf8_lossy(&out.stderr).trim()
     );
-    ensure!(
-        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
-        "{} perft --depth 1 failed (status {status})",
-        bin.display()
-    );
-    Ok((secs, u64::try_from(usage.ru_maxrss).unwrap_or(0)))
+    let kib = String::from_utf8_lossy(&out.stderr)
+        .lines()
+        .find_map(|l| l.strip_prefix("peak_rss_kib ")?.trim().parse().ok())
+        .with_context(|| format!("{} did not report its peak memory", bin.display()))?;
+    Ok((secs, kib))
 }
 
 fn bench_startup(a: &StartupArgs) -> Result<()> {
