@@ -6,22 +6,13 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const XQZ: &str = env!("CARGO_BIN_EXE_xqz");
+mod common;
+use common::XQZ;
 
 /// A config small enough for a test: few visits, short games.
-const TINY: &str = r#"
-[selfplay]
-parallel_games = 4
-search_threads = 2
-max_batch = 8
-max_plies = 30
-games_per_file = 1
-
-[selfplay.search.playout_cap]
-full_visits = 8
-cheap_visits = 2
-full_probability = 0.5
-"#;
+fn tiny() -> String {
+    common::tiny_selfplay(0.5)
+}
 
 fn files_with(dir: &Path, suffix: &str) -> Vec<std::path::PathBuf> {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -40,7 +31,7 @@ fn a_tiny_run_writes_chunks_and_pgn_records_that_read_back() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
     let config = dir.path().join("selfplay.toml");
-    std::fs::write(&config, TINY).unwrap();
+    std::fs::write(&config, tiny()).unwrap();
     let out = Command::new(XQZ)
         .args([
             "selfplay", "--quiet", "--games", "6", "--seed", "3", "--run",
@@ -96,7 +87,7 @@ fn a_worker_killed_with_sigkill_leaves_only_whole_chunks_or_ignored_tmp_files() 
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
     let config = dir.path().join("selfplay.toml");
-    std::fs::write(&config, TINY).unwrap();
+    std::fs::write(&config, tiny()).unwrap();
     let mut child = Command::new(XQZ)
         .args(["selfplay", "--quiet", "--seed", "9", "--run"])
         .arg(&run)
@@ -173,7 +164,7 @@ fn the_accepted_network_plays_when_the_run_has_one() {
     )
     .unwrap();
     let config = dir.path().join("selfplay.toml");
-    std::fs::write(&config, TINY.replace("max_plies = 30", "max_plies = 6")).unwrap();
+    std::fs::write(&config, tiny().replace("max_plies = 30", "max_plies = 6")).unwrap();
     let out = Command::new(XQZ)
         .args([
             "selfplay", "--quiet", "--games", "2", "--seed", "1", "--run",
@@ -217,7 +208,7 @@ fn several_workers_share_one_run_directory() {
     let dir = tempfile::tempdir().unwrap();
     let run = dir.path().join("run");
     let config = dir.path().join("selfplay.toml");
-    std::fs::write(&config, TINY).unwrap();
+    std::fs::write(&config, tiny()).unwrap();
     // Same seed on purpose: the worker ids alone keep their files apart.
     let children: Vec<_> = (0..3)
         .map(|_| {

@@ -8,39 +8,17 @@ use std::time::{Duration, Instant};
 
 use xq_data::{Chunk, ChunkMeta, ChunkWriter, read_pgn, supervised::add_game};
 
-const XQZ: &str = env!("CARGO_BIN_EXE_xqz");
+mod common;
+use common::XQZ;
 const GAMES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/hu_ronghua_1391_iccs.pgn"
 );
 
 /// A tiny network and batch, so every test takes seconds on two cores.
-const TINY: &str = r#"
-[train]
-batch_size = 32
-lr = 0.05
-warmup_steps = 2
-ema_decay = 0.5
-device = "cpu"
-threads = 1
-log_every = 0
-data_threads = 1
-prefetch = 2
-min_positions = 100
-event_every = 2
-candidate_every = 4
-checkpoint_every = 2
-holdout_max = 600
-[train.net]
-blocks = 1
-channels = 8
-history = 2
-value_channels = 2
-value_hidden = 8
-[train.window]
-kind = "fixed"
-size = 5000
-"#;
+fn tiny() -> String {
+    common::tiny_train("log_every = 0\nevent_every = 2\nholdout_max = 600\n")
+}
 
 fn games() -> Vec<xq_data::PgnGame> {
     let text = std::fs::read_to_string(GAMES).unwrap();
@@ -73,7 +51,7 @@ fn setup(extra: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
     // Extra `[train]` keys go right after the `[train]` header.
     std::fs::write(
         &config,
-        TINY.replacen("[train]\n", &format!("[train]\n{extra}"), 1),
+        tiny().replacen("[train]\n", &format!("[train]\n{extra}"), 1),
     )
     .unwrap();
     (dir, run, config)
@@ -291,7 +269,8 @@ fn pgn_training_predicts_held_out_master_moves_better_than_a_uniform_guess() {
     std::fs::write(
         &config,
         format!(
-            "{TINY}\n[train.pretrain]\npgn = [\"slice.pgn\"]\nsteps = 40\nheld_out_permille = 150\n"
+            "{}\n[train.pretrain]\npgn = [\"slice.pgn\"]\nsteps = 40\nheld_out_permille = 150\n",
+            tiny()
         )
         .replace("channels = 8", "channels = 16"),
     )

@@ -12,46 +12,13 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-const XQZ: &str = env!("CARGO_BIN_EXE_xqz");
+mod common;
+use common::XQZ;
 
 /// Small and fast: short games, every position a training record, one game a file.
-const CONFIG: &str = r#"
-[selfplay]
-parallel_games = 4
-search_threads = 2
-max_batch = 8
-max_plies = 30
-games_per_file = 1
-
-[selfplay.search.playout_cap]
-full_visits = 8
-cheap_visits = 2
-full_probability = 1.0
-
-[train]
-batch_size = 32
-lr = 0.05
-warmup_steps = 2
-ema_decay = 0.5
-device = "cpu"
-threads = 1
-log_every = 1
-data_threads = 1
-prefetch = 2
-min_positions = 100
-event_every = 1
-candidate_every = 4
-checkpoint_every = 2
-[train.net]
-blocks = 1
-channels = 8
-history = 2
-value_channels = 2
-value_hidden = 8
-[train.window]
-kind = "fixed"
-size = 5000
-"#;
+fn tiny_config() -> String {
+    common::tiny_selfplay(1.0) + &common::tiny_train("log_every = 1\nevent_every = 1\n")
+}
 
 /// What one command did inside the tiny filesystem.
 struct Outcome {
@@ -191,7 +158,7 @@ fn assert_everything_reads_back(run: &Path) -> usize {
 fn selfplay_on_a_full_disk_stops_with_an_error_naming_the_file_and_keeps_every_chunk() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
-    std::fs::write(&config, CONFIG).unwrap();
+    std::fs::write(&config, tiny_config()).unwrap();
     let config = config.to_str().unwrap();
     // tmpfs allocates whole pages: the worker record takes one, then each game a chunk
     // and a PGN file. An odd and an even number of pages make the disk fill up on a
@@ -245,7 +212,7 @@ fn newest_checkpoint(run: &Path) -> Option<u64> {
 fn training_on_a_full_disk_stops_with_an_error_and_resumes_from_its_last_checkpoint() {
     let dir = tempfile::tempdir().unwrap();
     let config = dir.path().join("config.toml");
-    std::fs::write(&config, CONFIG).unwrap();
+    std::fs::write(&config, tiny_config()).unwrap();
     let config = config.to_str().unwrap();
     // Self-play data on the real disk, then training with room for only a few
     // checkpoints (about 90 KiB each with the tiny network, plus candidates and logs).

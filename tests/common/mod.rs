@@ -1,0 +1,56 @@
+//! Fixtures shared by the command-line tests: the binary and the tiny configs several
+//! tests build on, so each exists once.
+#![allow(dead_code)]
+
+/// The front end, as a user runs it.
+pub const XQZ: &str = env!("CARGO_BIN_EXE_xqz");
+
+/// `[selfplay]` small enough for a test: few visits, short games, one game a file.
+/// `full_probability` is the share of full searches (those become training records).
+pub fn tiny_selfplay(full_probability: f64) -> String {
+    format!(
+        r#"
+[selfplay]
+parallel_games = 4
+search_threads = 2
+max_batch = 8
+max_plies = 30
+games_per_file = 1
+
+[selfplay.search.playout_cap]
+full_visits = 8
+cheap_visits = 2
+full_probability = {full_probability:?}
+"#
+    )
+}
+
+/// `[train]` for a 1 × 8 network on one thread, so every training test takes seconds
+/// on two cores; `extra` adds keys of the `[train]` table itself.
+pub fn tiny_train(extra: &str) -> String {
+    format!(
+        r#"
+[train]
+batch_size = 32
+lr = 0.05
+warmup_steps = 2
+ema_decay = 0.5
+device = "cpu"
+threads = 1
+data_threads = 1
+prefetch = 2
+min_positions = 100
+candidate_every = 4
+checkpoint_every = 2
+{extra}[train.net]
+blocks = 1
+channels = 8
+history = 2
+value_channels = 2
+value_hidden = 8
+[train.window]
+kind = "fixed"
+size = 5000
+"#
+    )
+}
