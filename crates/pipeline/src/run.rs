@@ -1018,6 +1018,72 @@ mod tests {
         assert!(train_observer(&lines).is_none());
     }
 
+    /// A live observer that records what the run reports.
+    #[derive(Default)]
+    struct Recorder(Mutex<Vec<String>>);
+
+    struct RecordedTask(Arc<Recorder>, Task);
+
+    impl crate::progress::RunObserver for Arc<Recorder> {
+        fn log(&self, line: &str) {
+            self.0.lock().unwrap().push(format!("log {line}"));
+        }
+        fn live(&self) -> bool {
+            true
+        }
+        fn begin(&self, task: Task) -> Box<dyn TaskProgress> {
+            self.0.lock().unwrap().push(format!("begin {task:?}"));
+            Box::new(RecordedTask(self.clone(), task))
+        }
+    }
+
+    impl TaskProgress for RecordedTask {
+        fn update(&mut self, update: Update<'_>) {
+            let what = match update {
+                Update::Train(v) => format!("step {}", v.step),
+                Update::Selfplay(s) => format!("games {}", s.games),
+                Update::Match(s) => s.line(),
+            };
+            self.0
+                .0
+                .lock()
+                .unwrap()
+                .push(format!("{:?} {what}", self.1));
+        }
+    }
+
+    impl Drop for RecordedTask {
+        fn drop(&mut self) {
+            self.0.0.lock().unwrap().push(format!("end {:?}", self.1));
+        }
+    }
+
+    #[test]
+    fn training_progress_reaches_a_live_observer_as_typed_updates() {
+        let recorder = Arc::new(Recorder::default());
+        let obs: SharedObserver = Arc::new(recorder.clone());
+        let mut observe = train_observer(&obs).expect("a live observer gets training progress");
+        assert!(
+            recorder.0.lock().unwrap().is_empty(),
+            "begun on the first step only"
+        );
+        for step in [1, 2] {
+            observe(&StepView {
+                step,
+                samples: 16 * step,
+                total_loss: 1.0,
+                policy_accuracy: 0.5,
+                supervised: false,
+                end: Some(4),
+            });
+        }
+        drop(observe);
+        assert_eq!(
+            *recorder.0.lock().unwrap(),
+            ["begin Train", "Train step 1", "Train step 2", "end Train"]
+        );
+    }
+
     #[test]
     fn errors_name_the_file_the_line_and_the_key_path() {
         let dir = tempfile::tempdir().unwrap();
