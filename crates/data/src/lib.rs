@@ -102,6 +102,7 @@
 pub mod batch;
 pub mod format;
 pub mod io;
+pub mod layout;
 pub mod pgn;
 pub mod prefetch;
 pub mod record;

@@ -24,6 +24,7 @@ use std::{
     time::{SystemTime, UNIX_EPOCH},
 };
 
+use xq_data::layout;
 use xq_eval::{
     net::{NetError, NetSettings},
     player_dir::{
@@ -31,10 +32,9 @@ use xq_eval::{
         Source, load_player_backend,
     },
 };
-use xq_train::checkpoint::{CHECKPOINT_DIR, Sidecar, list_checkpoints};
+use xq_train::checkpoint::{Sidecar, list_checkpoints};
 
-/// A run's pointer to its accepted network (see ARCHITECTURE.md, "The run directory").
-pub const ACCEPTED_POINTER: &str = "models/accepted.json";
+use crate::rundir::ModelRef;
 
 /// What can go wrong exporting a player.
 #[derive(Debug, thiserror::Error)]
@@ -83,9 +83,10 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> ExportError + '_ {
 pub fn select_model(run: &Path, model: Option<&str>) -> Result<PathBuf, ExportError> {
     if let Some(name) = model {
         let tries = [
-            run.join("models/accepted").join(name),
-            run.join("models/candidates").join(name),
-            run.join(CHECKPOINT_DIR).join(format!("{name}.json")),
+            run.join(layout::ACCEPTED_DIR).join(name),
+            run.join(layout::CANDIDATES_DIR).join(name),
+            run.join(layout::CHECKPOINTS_DIR)
+                .join(format!("{name}.json")),
             PathBuf::from(name),
         ];
         for t in &tries {
@@ -105,11 +106,11 @@ pub fn select_model(run: &Path, model: Option<&str>) -> Result<PathBuf, ExportEr
             ),
         });
     }
-    let pointer = run.join(ACCEPTED_POINTER);
+    let pointer = run.join(layout::ACCEPTED_POINTER);
     if pointer.is_file() {
         return follow_pointer(run, &pointer);
     }
-    let ckdir = run.join(CHECKPOINT_DIR);
+    let ckdir = run.join(layout::CHECKPOINTS_DIR);
     match list_checkpoints(&ckdir)?.pop() {
         Some((_, sidecar)) => Ok(sidecar),
         None => Err(ExportError::NoModel {
@@ -143,16 +144,13 @@ fn follow_pointer(run: &Path, pointer: &Path) -> Result<PathBuf, ExportError> {
         why,
     };
     let text = fs::read_to_string(pointer).map_err(io(pointer))?;
-    let value: serde_json::Value =
-        serde_json::from_str(&text).map_err(|e| bad(format!("not JSON: {e}")))?;
-    if value.get("format").and_then(|f| f.as_str()) == Some(xq_train::checkpoint::FORMAT) {
-        return Ok(pointer.to_path_buf());
-    }
-    let path = value
-        .get("path")
-        .and_then(|p| p.as_str())
-        .ok_or_else(|| bad("no \"path\" field".into()))?;
-    let target = run.join(path);
+    let model: ModelRef = match serde_json::from_str(&text) {
+        Ok(m) => m,
+        // A checkpoint sidecar copied in place of the pointer (older runs) names itself.
+        Err(_) if Sidecar::read(pointer).is_ok() => return Ok(pointer.to_path_buf()),
+        Err(e) => return Err(bad(format!("not a model pointer: {e}"))),
+    };
+    let target = run.join(&model.path);
     sidecar_at(&target)?.ok_or_else(|| {
         bad(format!(
             "it names {}, which does not exist or holds no checkpoint",
@@ -225,11 +223,12 @@ pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError>
     let out = match &opts.out {
         Some(o) => o.clone(),
         None => {
-            let o = opts.run.join("players").join(&name);
+            let o = opts.run.join(layout::PLAYERS_DIR).join(&name);
             if o.exists() && !opts.force {
                 return Err(ExportError::Exists { path: o });
             }
-            fs::create_dir_all(opts.run.join("players")).map_err(io(&opts.run.join("players")))?;
+            let players = opts.run.join(layout::PLAYERS_DIR);
+            fs::create_dir_all(&players).map_err(io(&players))?;
             o
         }
     };

@@ -300,7 +300,7 @@ struct RunState {
 
 impl RunState {
     fn load(run: &RunDir) -> Result<RunState> {
-        let path = run.root().join("state.json");
+        let path = run.root().join(xq_data::layout::STATE_FILE);
         match std::fs::read_to_string(&path) {
             Ok(t) => {
                 serde_json::from_str(&t).with_context(|| format!("corrupt {}", path.display()))
@@ -312,7 +312,7 @@ impl RunState {
 
     fn save(&self, run: &RunDir) -> Result<()> {
         write_atomic(
-            &run.root().join("state.json"),
+            &run.root().join(xq_data::layout::STATE_FILE),
             serde_json::to_string_pretty(self)?.as_bytes(),
         )
     }

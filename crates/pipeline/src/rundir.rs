@@ -14,6 +14,7 @@ use std::{
 };
 
 use anyhow::{Context, Result};
+use xq_data::layout;
 
 use crate::events::{Event, EventLog, Record};
 use serde::{Deserialize, Serialize};
@@ -37,6 +38,7 @@ pub struct ModelRef {
     pub name: String,
     /// Relative to the run directory.
     pub path: PathBuf,
+    #[serde(default)]
     pub step: u64,
     /// Unix seconds when it was written.
     #[serde(default)]
@@ -150,35 +152,35 @@ impl RunDir {
         &self.root
     }
     pub fn data_dir(&self) -> PathBuf {
-        self.root.join("data")
+        self.root.join(layout::DATA_DIR)
     }
     pub fn games_dir(&self) -> PathBuf {
-        self.root.join("games")
+        self.root.join(layout::GAMES_DIR)
     }
     pub fn checkpoints_dir(&self) -> PathBuf {
-        self.root.join("checkpoints")
+        self.root.join(layout::CHECKPOINTS_DIR)
     }
     pub fn candidates_dir(&self) -> PathBuf {
-        self.root.join("models/candidates")
+        self.root.join(layout::CANDIDATES_DIR)
     }
     pub fn accepted_dir(&self) -> PathBuf {
-        self.root.join("models/accepted")
+        self.root.join(layout::ACCEPTED_DIR)
     }
     pub fn rejected_dir(&self) -> PathBuf {
-        self.root.join("models/rejected")
+        self.root.join(layout::REJECTED_DIR)
     }
     pub fn players_dir(&self) -> PathBuf {
-        self.root.join("players")
+        self.root.join(layout::PLAYERS_DIR)
     }
     pub fn matches_dir(&self) -> PathBuf {
-        self.root.join("matches")
+        self.root.join(layout::MATCHES_DIR)
     }
     pub fn logs_dir(&self) -> PathBuf {
-        self.root.join("logs")
+        self.root.join(layout::LOGS_DIR)
     }
     /// The run's copy of its config (written by `xqz run` on first start).
     pub fn config_path(&self) -> PathBuf {
-        self.root.join("config.toml")
+        self.root.join(layout::CONFIG_FILE)
     }
 
     /// The config a command reads: the one given on the command line, else the run's
@@ -190,10 +192,11 @@ impl RunDir {
     }
 
     pub fn events_path(&self) -> PathBuf {
-        self.root.join("events.jsonl")
+        self.root.join(layout::EVENTS_FILE)
     }
-    fn pointer_path(&self) -> PathBuf {
-        self.root.join("models/accepted.json")
+    /// The accepted-network pointer.
+    pub fn pointer_path(&self) -> PathBuf {
+        self.root.join(layout::ACCEPTED_POINTER)
     }
 
     /// The absolute path of a model.
@@ -229,7 +232,7 @@ impl RunDir {
             .to_owned();
         let src = sidecar.parent().context("checkpoint has no directory")?;
         let name = model_name(step);
-        let rel = PathBuf::from("models/candidates").join(&name);
+        let rel = PathBuf::from(layout::CANDIDATES_DIR).join(&name);
         copy_dir_atomic(src, &self.root.join(&rel), |f| {
             f.starts_with(&stem) && !f.contains(".optim.")
         })?;
@@ -266,7 +269,7 @@ impl RunDir {
                 continue;
             }
             out.push(ModelRef {
-                path: PathBuf::from("models/candidates").join(&name),
+                path: PathBuf::from(layout::CANDIDATES_DIR).join(&name),
                 name,
                 step,
                 time: 0,
@@ -282,7 +285,7 @@ impl RunDir {
     /// # Errors
     /// If the files cannot be written.
     pub fn promote(&self, candidate: &ModelRef, details: serde_json::Value) -> Result<ModelRef> {
-        let rel = PathBuf::from("models/accepted").join(&candidate.name);
+        let rel = PathBuf::from(layout::ACCEPTED_DIR).join(&candidate.name);
         copy_dir_atomic(&self.model_path(candidate), &self.root.join(&rel), |_| true)?;
         let m = ModelRef {
             name: candidate.name.clone(),

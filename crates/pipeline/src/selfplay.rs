@@ -21,8 +21,8 @@ use crate::{
 };
 use xq_nn::{Evaluator, UniformEvaluator};
 use xq_selfplay::{
-    ACCEPTED_MODEL, ModelSource, Observer, PointerWatcher, ProgressMode, RunOptions,
-    SelfplayConfig, Snapshot, content_hash, worker_id,
+    ModelSource, Observer, PointerWatcher, ProgressMode, RunOptions, SelfplayConfig, Snapshot,
+    content_hash, worker_id,
 };
 
 #[derive(Debug, Clone, Default)]
@@ -111,12 +111,9 @@ pub fn run(args: Options) -> Result<()> {
 
 /// Loads the network the run's pointer names.
 fn load_accepted(run: &RunDir) -> Result<Box<dyn Evaluator>> {
-    let model = run.accepted()?.with_context(|| {
-        format!(
-            "{} names no network",
-            run.root().join(ACCEPTED_MODEL).display()
-        )
-    })?;
+    let model = run
+        .accepted()?
+        .with_context(|| format!("{} names no network", run.pointer_path().display()))?;
     let path = run.model_path(&model);
     let ev = xq_train::TorchEvaluator::load(&path, xq_train::EvaluatorOptions::default())
         .with_context(|| format!("cannot load the accepted network {}", path.display()))?;
@@ -131,7 +128,7 @@ fn load_accepted(run: &RunDir) -> Result<Box<dyn Evaluator>> {
 /// If the pointer names a network that cannot be loaded.
 pub fn load_accepted_evaluator(run: &RunDir) -> Result<(Box<dyn Evaluator>, Box<dyn ModelSource>)> {
     let run_dir = run.clone();
-    let pointer = run.root().join(ACCEPTED_MODEL);
+    let pointer = run.pointer_path();
     let (evaluator, current): (Box<dyn Evaluator>, Option<u64>) = if pointer.is_file() {
         let current = content_hash(&pointer);
         (load_accepted(&run_dir)?, current)

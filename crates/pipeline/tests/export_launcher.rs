@@ -11,14 +11,13 @@ use std::{
     process::Command,
 };
 
+use xq_data::layout::ACCEPTED_POINTER;
 use xq_eval::{
     net::NetSettings,
     player_dir::{ENGINE_TOML, LAUNCHER, NETWORK_META, NETWORK_WEIGHTS, load_player_config},
 };
 use xq_nn::{EvalInput, Evaluator};
-use xq_pipeline::export::{
-    ACCEPTED_POINTER, ExportError, ExportOptions, export_player, select_model,
-};
+use xq_pipeline::export::{ExportError, ExportOptions, export_player, select_model};
 use xq_train::{
     Progress, TorchEvaluator, TrainConfig, Trainer,
     checkpoint::{Sidecar, list_checkpoints},

@@ -41,7 +41,7 @@
 //! | `data/<worker>-<seq>.xqc` | training chunks (`xq_data` format), written atomically (`.tmp` + rename) |
 //! | `games/<worker>-<seq>.pgn` | PGN records of every game, same atomic writing |
 //! | `workers/<worker>.toml` | the worker's host, pid, seed and `[selfplay]` settings |
-//! | `models/accepted.json` | the accepted network ([`model::ACCEPTED_MODEL`]), read by `xqz selfplay` |
+//! | `models/accepted.json` | the accepted network ([`xq_data::layout::ACCEPTED_POINTER`]), read by `xqz selfplay` |
 //!
 //! Worker ids are `<host>-<pid>-<random>` ([`worker_id`]), so workers on several
 //! machines can share one run directory on a shared filesystem. Each output file holds
@@ -98,9 +98,6 @@ pub mod worker;
 
 pub use config::{ConfigError, SelfplayConfig};
 pub use game::{FinishedGame, Termination};
-pub use model::{ACCEPTED_MODEL, ModelSource, NoModelUpdates, PointerWatcher, content_hash};
+pub use model::{ModelSource, NoModelUpdates, PointerWatcher, content_hash};
 pub use stats::{ProgressMode, Snapshot};
-pub use worker::{
-    DATA_DIR, GAMES_DIR, Observer, RunOptions, SelfplayError, Summary, WORKERS_DIR, build_chunk,
-    run, worker_id,
-};
+pub use worker::{Observer, RunOptions, SelfplayError, Summary, build_chunk, run, worker_id};

@@ -36,12 +36,7 @@ impl ModelSource for NoModelUpdates {
     }
 }
 
-/// The file that names a run's accepted network, relative to the run directory: a
-/// checkpoint sidecar (`.json`) as `xq-train` writes it, replaced atomically when a
-/// new network is accepted.
-pub const ACCEPTED_MODEL: &str = "models/accepted.json";
-
-/// Watches a pointer file (see [`ACCEPTED_MODEL`]) and loads the network it describes
+/// Watches a pointer file (see [`xq_data::layout::ACCEPTED_POINTER`]) and loads the network it describes
 /// with `load` whenever the file's contents change. A missing file means "no network
 /// yet": the worker keeps its initial (uniform) evaluator.
 pub struct PointerWatcher<F> {

@@ -21,13 +21,6 @@ use crate::pgn::{PgnContext, game_pgn, today};
 use crate::server::{OwnedLeaf, ServerShared, ToGroup, ToServer, serve, watch_models};
 use crate::stats::{Counters, ProgressMode, Snapshot, show_progress};
 
-/// Directory of training chunks inside a run directory.
-pub const DATA_DIR: &str = "data";
-/// Directory of PGN game records inside a run directory.
-pub const GAMES_DIR: &str = "games";
-/// Directory where each worker records its id, host, seed and settings.
-pub const WORKERS_DIR: &str = "workers";
-
 /// Why a self-play run stopped with an error.
 #[derive(Debug, thiserror::Error)]
 pub enum SelfplayError {
@@ -627,14 +620,14 @@ impl Output {
         config: &SelfplayConfig,
         options: &RunOptions,
     ) -> Result<Output, SelfplayError> {
-        let chunks = ChunkWriter::new(dir.join(DATA_DIR), worker)?;
-        let games_dir = dir.join(GAMES_DIR);
+        let chunks = ChunkWriter::new(dir.join(xq_data::layout::DATA_DIR), worker)?;
+        let games_dir = dir.join(xq_data::layout::GAMES_DIR);
         let io = |path: &Path| {
             let path = path.to_path_buf();
             move |source| SelfplayError::Io { path, source }
         };
         std::fs::create_dir_all(&games_dir).map_err(io(&games_dir))?;
-        let workers = dir.join(WORKERS_DIR);
+        let workers = dir.join(xq_data::layout::WORKERS_DIR);
         std::fs::create_dir_all(&workers).map_err(io(&workers))?;
         let host = hostname();
         let next_pgn = next_seq(&games_dir, worker, "pgn").map_err(io(&games_dir))?;

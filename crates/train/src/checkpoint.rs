@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 use tch::Tensor;
+use xq_data::layout::CHECKPOINTS_DIR;
 use xq_nn::encode::ENCODING_VERSION;
 use xq_nn::policy::{POLICY_INDEX_VERSION, POLICY_SIZE};
 
@@ -28,8 +29,6 @@ use crate::error::TrainError;
 pub const FORMAT: &str = "xqzero-checkpoint";
 /// Version of the sidecar layout.
 pub const FORMAT_VERSION: u32 = 1;
-/// Name of the checkpoint directory inside a run directory.
-pub const CHECKPOINT_DIR: &str = "checkpoints";
 
 /// The optimiser part of a checkpoint.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -321,7 +320,7 @@ pub fn resolve(path: &Path) -> Result<PathBuf, TrainError> {
             ),
         ));
     }
-    for dir in [path.join(CHECKPOINT_DIR), path.to_path_buf()] {
+    for dir in [path.join(CHECKPOINTS_DIR), path.to_path_buf()] {
         if let Some((_, latest)) = list_checkpoints(&dir)?.pop() {
             return Ok(latest);
         }

@@ -24,9 +24,10 @@ use xq_nn::encode::{BOARD_FILES, BOARD_RANKS};
 use xq_nn::policy::POLICY_SIZE;
 
 use crate::batch::{DeviceBatch, HostBatch};
+use xq_data::layout::CHECKPOINTS_DIR;
+
 use crate::checkpoint::{
-    self, CHECKPOINT_DIR, OptimizerState, Sidecar, list_checkpoints, read_tensors, stem,
-    write_tensors,
+    self, OptimizerState, Sidecar, list_checkpoints, read_tensors, stem, write_tensors,
 };
 use crate::config::TrainConfig;
 use crate::ema::Ema;
@@ -203,7 +204,7 @@ impl Trainer {
     pub fn new(run_dir: impl AsRef<Path>, config: TrainConfig) -> Result<Trainer, TrainError> {
         config.validate()?;
         let run_dir = run_dir.as_ref();
-        let ckdir = run_dir.join(CHECKPOINT_DIR);
+        let ckdir = run_dir.join(CHECKPOINTS_DIR);
         if !list_checkpoints(&ckdir)?.is_empty() {
             return Err(TrainError::RunExists(run_dir.to_path_buf()));
         }
@@ -218,7 +219,7 @@ impl Trainer {
     pub fn resume(run_dir: impl AsRef<Path>, config: TrainConfig) -> Result<Trainer, TrainError> {
         config.validate()?;
         let run_dir = run_dir.as_ref();
-        let ckdir = run_dir.join(CHECKPOINT_DIR);
+        let ckdir = run_dir.join(CHECKPOINTS_DIR);
         let (_, path) = list_checkpoints(&ckdir)?
             .pop()
             .ok_or_else(|| TrainError::NoCheckpoint(run_dir.to_path_buf()))?;
@@ -275,7 +276,7 @@ impl Trainer {
 
     /// [`Trainer::resume`] if `run_dir` has a checkpoint, else [`Trainer::new`].
     pub fn open(run_dir: impl AsRef<Path>, config: TrainConfig) -> Result<Trainer, TrainError> {
-        let ckdir = run_dir.as_ref().join(CHECKPOINT_DIR);
+        let ckdir = run_dir.as_ref().join(CHECKPOINTS_DIR);
         if list_checkpoints(&ckdir)?.is_empty() {
             Trainer::new(run_dir, config)
         } else {
@@ -484,7 +485,7 @@ impl Trainer {
     /// this unfinished checkpoint are removed again (unless a complete checkpoint of the
     /// same step already existed), and earlier checkpoints are untouched.
     pub fn save_checkpoint(&mut self) -> Result<PathBuf, TrainError> {
-        let dir = self.run_dir.join(CHECKPOINT_DIR);
+        let dir = self.run_dir.join(CHECKPOINTS_DIR);
         fs::create_dir_all(&dir).map_err(|e| TrainError::io(&dir, e))?;
         let stem = stem(self.step);
         let path = dir.join(format!("{stem}.json"));
