@@ -10,7 +10,9 @@
 //!   every command in-process; exported players link it as their `xqz`.
 //!
 //! So `xqz perft` or an alpha-beta UCCI engine start in milliseconds with a few MB,
-//! and only processes that load a network pay for libtorch.
+//! and only `xqz-torch` pays for libtorch: the commands that load a network, and the
+//! training-run commands (`run`, `selfplay`, `train`, `gate`, `export`, `report`,
+//! `bench`), which live with the pipeline crate that links it.
 
 pub mod cmd;
 

@@ -162,6 +162,8 @@ pub fn write_dir_atomic<E>(
         .and_then(|()| fill(&tmp))
         .and_then(|()| {
             (|| {
+                // The entries inside must be durable before the directory is published.
+                sync_dir(&tmp);
                 if dst.exists() {
                     if !replace {
                         return Err(io::Error::new(
@@ -171,8 +173,14 @@ pub fn write_dir_atomic<E>(
                     }
                     let old = tmp_path(dst);
                     fs::rename(dst, &old)?;
-                    fs::rename(&tmp, dst)?;
-                    fs::remove_dir_all(&old)?;
+                    if let Err(e) = fs::rename(&tmp, dst) {
+                        // Put the old directory back: `dst` must never just vanish.
+                        let _ = fs::rename(&old, dst);
+                        return Err(e);
+                    }
+                    // The new directory is in place; a failure to delete the old one
+                    // leaves a `.tmp` directory behind but does not undo the write.
+                    let _ = fs::remove_dir_all(&old);
                 } else {
                     fs::rename(&tmp, dst)?;
                 }

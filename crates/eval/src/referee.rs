@@ -148,7 +148,8 @@ impl PlayedGame {
     }
 
     /// Whether the game was decided without being played over the board (21.4:
-    /// "未经实际对局"): a player failed before making any move of its own.
+    /// "未经实际对局"): a player failed before any move was played after the opening
+    /// (a game one side has already moved in counts as played).
     pub fn is_forfeit(&self) -> bool {
         matches!(self.termination, Termination::Forfeit(_))
             && self.moves.len() == self.opening_plies
@@ -269,11 +270,14 @@ pub fn play_game(
     // last valid offer (offers must alternate between the sides).
     let mut standing_offer: Option<Color> = None;
     let mut last_offer_by: Option<Color> = None;
+    // The opening may already have ended the game; after that each move is judged as
+    // it is played (judging the whole history every ply would redo the repetition
+    // analysis of every earlier ply).
+    if let Some(o) = game.outcome() {
+        finish(&mut played, o.winner, Termination::Rules(o.reason));
+        return played;
+    }
     loop {
-        if let Some(o) = game.outcome() {
-            finish(&mut played, o.winner, Termination::Rules(o.reason));
-            return played;
-        }
         if game.ply() >= settings.max_plies {
             finish(&mut played, None, Termination::MaxLength);
             return played;
@@ -323,7 +327,7 @@ pub fn play_game(
             {
                 let mut after = game.clone();
                 after.play_unchecked(m);
-                if let Some(o) = after.outcome() {
+                if let Some(o) = after.adjudicate() {
                     played.moves.push(m);
                     played.infos.push(reply.info);
                     finish(&mut played, o.winner, Termination::Rules(o.reason));
@@ -357,6 +361,12 @@ pub fn play_game(
         game.play_unchecked(m);
         played.moves.push(m);
         played.infos.push(reply.info);
+        // A move that ends the game (mate, stalemate, a repetition verdict) decides it
+        // before any draw offer made with it (2.1, 4.1.1; 22.5 ranks them first).
+        if let Some(o) = game.adjudicate() {
+            finish(&mut played, o.winner, Termination::Rules(o.reason));
+            return played;
+        }
         if reply.offer_draw {
             if standing_offer == Some(side.other()) {
                 finish(&mut played, None, Termination::DrawAgreement);
@@ -547,6 +557,26 @@ mod tests {
         assert_eq!(g.termination, Termination::DrawAgreement);
         assert_eq!(g.winner, None);
         assert_eq!(g.moves.len(), 2);
+        assert!(g.fouls.is_empty());
+    }
+
+    #[test]
+    fn a_mate_made_with_a_draw_offer_wins_even_against_a_standing_offer() {
+        // Black offers a draw with a5a4; Red accepts nothing, it mates with b0b9 while
+        // offering too: the mate decides the game (2.1, 4.1.1), not the offers.
+        let start = Position::from_fen("3k5/R8/9/9/p8/9/9/9/9/1R2K4 b - - 0 1").unwrap();
+        let mut red = Timed::new(vec!["b0b9"], 0, true);
+        let mut black = Timed::new(vec!["a5a4"], 0, true);
+        let g = play_game(
+            &mut red,
+            &mut black,
+            &start,
+            &[],
+            &GameSettings::default(),
+            1,
+        );
+        assert_eq!(g.termination, Termination::Rules(Reason::Checkmate));
+        assert_eq!(g.winner, Some(Color::Red));
         assert!(g.fouls.is_empty());
     }
 

@@ -539,6 +539,16 @@ fn bad_team_configs_are_errors_naming_the_problem() {
         TeamTournament::new(c).unwrap_err(),
         TeamError::BoardsNotAllowed { .. }
     ));
+    // 12.5 / 15.5: a smaller team would win on the sum of places without playing better.
+    let c = event(
+        Format::RoundRobin { cycles: 1 },
+        &[2, 1],
+        Fielding::TotalScore,
+        None,
+    );
+    let e = TeamTournament::new(c).unwrap_err();
+    assert!(matches!(e, TeamError::UnequalTeams { .. }), "{e}");
+    assert!(e.to_string().contains("12.5"), "{e}");
     let mut c = base();
     c.format = Format::Knockout {
         tiebreak: KnockoutTiebreak::default(),

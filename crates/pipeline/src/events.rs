@@ -294,6 +294,70 @@ mod tests {
     }
 
     #[test]
+    fn every_kind_is_read() {
+        let one_of_each = [
+            Event::Selfplay(SelfplayEvent::default()),
+            Event::Train(TrainEvent {
+                step: 1,
+                samples: 0,
+                policy_loss: None,
+                value_loss: None,
+                total_loss: None,
+                policy_accuracy: None,
+                value_accuracy: None,
+                lr: None,
+                grad_norm: None,
+                samples_per_second: None,
+                window: 0,
+                data_wait_share: None,
+                phase: TrainPhase::Selfplay,
+                record_steps: 0,
+                extra: BTreeMap::new(),
+            }),
+            Event::Candidate {
+                model: "m".into(),
+                step: 1,
+            },
+            Event::Gate(GateEvent {
+                candidate: "m".into(),
+                opponent: None,
+                step: 1,
+                accepted: true,
+                reason: "first".into(),
+                result: MatchSummary::default(),
+            }),
+            Event::Promote {
+                model: "m".into(),
+                step: 1,
+                details: None,
+            },
+            Event::Export {
+                model: None,
+                step: None,
+                path: "players/m".into(),
+            },
+            Event::Rating(RatingEvent {
+                model: "m".into(),
+                opponent: "random".into(),
+                step: None,
+                is_final: false,
+                visits: 1,
+                result: MatchSummary::default(),
+            }),
+            Event::Warning {
+                model: None,
+                message: "w".into(),
+            },
+        ];
+        let kinds: Vec<&str> = one_of_each.iter().map(Event::kind).collect();
+        assert_eq!(kinds, KINDS, "KINDS lists every variant, in order");
+        for event in one_of_each {
+            let v = serde_json::to_value(&event).unwrap();
+            assert_eq!(v["kind"], event.kind());
+        }
+    }
+
+    #[test]
     fn torn_incomplete_and_unknown_lines_are_told_apart() {
         let text = "{\"time\":1,\"kind\":\"candidate\",\"model\":\"m\",\"step\":1}\n\
                     {\"time\":2,\"ki\n\

@@ -237,7 +237,7 @@ pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError>
     // replaced whole), after checking it loads as the launcher will load it.
     xq_data::io::write_dir_atomic(
         &out,
-        true,
+        opts.force,
         |tmp| {
             write_player(tmp, opts, &sidecar, &sidecar_path, &ema, &name)?;
             load_player_backend(tmp).map(drop)?;
@@ -269,7 +269,7 @@ fn write_player(
 ) -> Result<(), ExportError> {
     fs::create_dir_all(dir).map_err(io(dir))?;
     let weights = dir.join(NETWORK_WEIGHTS);
-    fs::copy(ema, &weights).map_err(io(&weights))?;
+    xq_data::io::copy_file_synced(ema, &weights).map_err(io(&weights))?;
 
     let mut meta = sidecar.clone();
     meta.weights = NETWORK_WEIGHTS.into();
@@ -329,7 +329,7 @@ fn write_player(
     // accepted network, and a copy of a debug build is about 200 MB each. The linker
     // writes a new file on each build, so the link keeps the bytes it was made from.
     if fs::hard_link(&opts.binary, &binary).is_err() {
-        fs::copy(&opts.binary, &binary).map_err(io(&binary))?;
+        xq_data::io::copy_file_synced(&opts.binary, &binary).map_err(io(&binary))?;
     }
     let launcher = dir.join(LAUNCHER);
     write_file(&launcher, LAUNCHER_SCRIPT.as_bytes())?;

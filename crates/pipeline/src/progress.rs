@@ -3,10 +3,7 @@
 //! time-stamped lines (files, pipes, CI logs); tests record the calls. The pipeline
 //! itself never formats a bar or parses a status line back.
 
-use std::{
-    sync::Arc,
-    time::{SystemTime, UNIX_EPOCH},
-};
+use std::sync::Arc;
 
 use xq_eval::matches::MatchStatus;
 use xq_selfplay::Snapshot;
@@ -66,7 +63,7 @@ pub struct LogLines;
 
 impl RunObserver for LogLines {
     fn log(&self, line: &str) {
-        eprintln!("[{}] {line}", clock_time(unix_now()));
+        eprintln!("[{}] {line}", clock_time(crate::rundir::now()));
     }
 
     fn live(&self) -> bool {
@@ -84,12 +81,6 @@ pub struct NoProgress;
 
 impl TaskProgress for NoProgress {
     fn update(&mut self, _update: Update<'_>) {}
-}
-
-fn unix_now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
 }
 
 /// `HH:MM:SS` (UTC) of a Unix time, the stamp of log lines.

@@ -403,7 +403,8 @@ fn pgn_files_newest_first(dir: &Path, warnings: &mut Vec<String>) -> Vec<PathBuf
         .flatten()
         .filter(|e| {
             let name = e.file_name().to_string_lossy().into_owned();
-            // Writers rename `.name.tmp` files into place; those are not records yet.
+            // Temporaries (`*.tmp`, xq_data::io::tmp_path) and hidden files are not
+            // records yet.
             name.ends_with(".pgn")
                 && !name.starts_with('.')
                 && e.file_type().is_ok_and(|t| t.is_file())

@@ -234,7 +234,8 @@ impl RunDir {
         let name = model_name(step);
         let rel = PathBuf::from(layout::CANDIDATES_DIR).join(&name);
         copy_dir_atomic(src, &self.root.join(&rel), |f| {
-            f.starts_with(&stem) && !f.contains(".optim.")
+            // Not the optimiser state, nor a temporary a crashed trainer left behind.
+            f.starts_with(&stem) && !f.contains(".optim.") && !f.ends_with(".tmp")
         })?;
         let m = ModelRef {
             name,

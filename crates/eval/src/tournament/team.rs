@@ -128,6 +128,13 @@ pub enum TeamError {
     UnknownWithdrawingTeam(String),
     #[error("[[teams]] needs a [team] section saying how teams field their players")]
     MissingTeamSection,
+    #[error(
+        "teams: under {article} every team needs the same number of members (15.5 sums their places), got {sizes:?}"
+    )]
+    UnequalTeams {
+        article: &'static str,
+        sizes: Vec<usize>,
+    },
     #[error("participant {0:?} is in no team")]
     NotInTeam(String),
     #[error("teams[{team:?}] has no members")]
@@ -265,6 +272,14 @@ impl TeamTournament {
                             need,
                         });
                     }
+                }
+            }
+            (Fielding::TotalScore, None) => {
+                // 15.5 ranks by the sum of the members' places, fewer first: a smaller
+                // team would have a smaller sum without playing better.
+                let sizes: Vec<usize> = config.teams.iter().map(|t| t.members.len()).collect();
+                if sizes.windows(2).any(|w| w[0] != w[1]) {
+                    return Err(TeamError::UnequalTeams { article, sizes });
                 }
             }
             (_, None) => {}
