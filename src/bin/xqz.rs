@@ -47,7 +47,21 @@ enum Command {
     Local(LocalCommand),
 }
 
+/// The commands whose flags only `xqz-torch` knows (for `xqz help COMMAND`).
+const FORWARDED: [&str; 7] = [
+    "run", "selfplay", "train", "gate", "export", "report", "bench",
+];
+
 fn main() -> ExitCode {
+    // `xqz help train` would show the forwarding stub's empty usage: the backend
+    // answers it, as it answers `xqz train --help`.
+    let args: Vec<std::ffi::OsString> = std::env::args_os().skip(1).collect();
+    if let [help, command, ..] = args.as_slice()
+        && help == "help"
+        && FORWARDED.iter().any(|c| command == c)
+    {
+        return xqzero::finish(Err(xqzero::exec_backend(args)));
+    }
     let cli: Cli = xqzero::parse_or_exit();
     match cli.command {
         Command::Local(c) if !c.needs_backend() => xqzero::finish(c.run()),
