@@ -3,6 +3,9 @@
 //! network) whose launcher is started as a GUI would and plays Debian's Fairy-Stockfish
 //! through the match runner without a protocol error.
 
+#[path = "../crates/pipeline/tests/common/mod.rs"]
+mod trainer_fixtures;
+
 use std::{
     io::{BufRead, BufReader, Write},
     path::{Path, PathBuf},
@@ -19,7 +22,7 @@ use xq_eval::{
     referee::{GameSettings, Termination},
     spec::{FAIRY_STOCKFISH, PlayerSpec},
 };
-use xq_train::{DeviceChoice, NetConfig, Progress, TrainConfig, Trainer};
+use xq_train::{Progress, TrainConfig, Trainer};
 
 /// A process speaking a line protocol, read on a thread so reads can time out.
 struct Session {
@@ -150,19 +153,7 @@ fn ucci_with_a_bad_player_fails_with_one_line() {
 
 /// A run directory with one checkpoint of a randomly initialised 1 × 8 network.
 fn tiny_run(dir: &Path) {
-    let cfg = TrainConfig {
-        net: NetConfig {
-            blocks: 1,
-            channels: 8,
-            history: 2,
-            global_pool: false,
-            value_channels: 1,
-            value_hidden: 8,
-        },
-        device: DeviceChoice::Cpu,
-        threads: 1,
-        ..TrainConfig::default()
-    };
+    let cfg = trainer_fixtures::tiny_train_config(TrainConfig::default().seed);
     let mut t = Trainer::new(dir, cfg).unwrap();
     t.set_progress(Progress::Off);
     t.save_checkpoint().unwrap();

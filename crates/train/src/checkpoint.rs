@@ -13,7 +13,6 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -349,14 +348,6 @@ pub fn prune(dir: &Path, keep: usize) -> Result<(), TrainError> {
     Ok(())
 }
 
-/// Writes `bytes` to `out` atomically (helper for small files next to checkpoints).
-pub fn write_bytes_atomic(path: &Path, bytes: &[u8]) -> Result<(), TrainError> {
-    write_atomic(path, |tmp| {
-        let mut f = fs::File::create(tmp).map_err(|e| TrainError::io(tmp, e))?;
-        f.write_all(bytes).map_err(|e| TrainError::io(tmp, e))
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -413,7 +404,7 @@ mod tests {
     fn atomic_write_leaves_no_temporary_and_a_failed_write_keeps_the_old_file() {
         let d = temp_dir("atomic");
         let path = d.join("x.json");
-        write_bytes_atomic(&path, b"one").unwrap();
+        xq_data::io::write_bytes_atomic(&path, b"one").unwrap();
         let r = write_atomic(&path, |tmp| {
             fs::write(tmp, b"half").unwrap();
             Err(TrainError::Config("simulated failure".into()))
@@ -432,7 +423,7 @@ mod tests {
     fn a_disk_that_fills_mid_file_is_a_write_error_naming_the_file_and_keeps_the_old_one() {
         let d = temp_dir("enospc");
         let path = d.join("ckpt-0000000002.json");
-        write_bytes_atomic(&path, b"old").unwrap();
+        xq_data::io::write_bytes_atomic(&path, b"old").unwrap();
         let err = write_atomic(&path, |tmp| {
             fs::write(tmp, b"ha").unwrap();
             Err(TrainError::io(

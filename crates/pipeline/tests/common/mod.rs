@@ -1,4 +1,6 @@
-//! Fixtures shared by this crate's integration tests.
+//! Fixtures shared by this crate's integration tests (and the root package's
+//! `tests/cli_ucci.rs`, which includes this file by path).
+#![allow(dead_code)]
 
 use xq_train::{DeviceChoice, NetConfig, TrainConfig};
 
