@@ -33,6 +33,7 @@ use xq_nn::{EvalInput, Evaluator};
 use crate::{
     clock::Limits,
     player::{Decision, GameView, Player, PlayerError, Reply, ThinkInfo},
+    tactics::QuiescenceBlend,
     ucci::engine::Score,
 };
 
@@ -98,6 +99,9 @@ pub struct NetSettings {
     /// Offer a draw with the move when its value maps to this many centipawns or fewer;
     /// `None` never offers one.
     pub draw_cp: Option<i32>,
+    /// Weight in [0, 1] of a quiescence search in every leaf's value
+    /// ([`crate::tactics`]); 0, the default, is plain AlphaZero.
+    pub leaf_quiescence: f32,
 }
 
 impl Default for NetSettings {
@@ -111,6 +115,7 @@ impl Default for NetSettings {
             fpu_reduction: SearchParams::default().fpu_reduction,
             resign_cp: 0,
             draw_cp: None,
+            leaf_quiescence: 0.0,
         }
     }
 }
@@ -143,6 +148,12 @@ impl NetSettings {
             return bad(format!(
                 "resign_cp must be in 0..=30000, got {}",
                 self.resign_cp
+            ));
+        }
+        if !(0.0..=1.0).contains(&self.leaf_quiescence) {
+            return bad(format!(
+                "leaf_quiescence must be in 0..=1, got {}",
+                self.leaf_quiescence
             ));
         }
         self.search_params()
@@ -437,7 +448,10 @@ impl NetPlayer {
         let stem = checkpoint
             .file_stem()
             .map_or_else(|| "net".into(), |s| s.to_string_lossy().into_owned());
-        let name = format!("net-{stem}-v{}", settings.visits);
+        let mut name = format!("net-{stem}-v{}", settings.visits);
+        if settings.leaf_quiescence > 0.0 {
+            name += &format!("-q{}", (settings.leaf_quiescence * 100.0).round());
+        }
         NetPlayer::new(ev, settings, name)
     }
 
@@ -476,9 +490,11 @@ impl Player for NetPlayer {
             .sync(view.game)
             .map_err(|e| PlayerError::Other(e.to_string()))?;
         let should_stop = || deadline.is_some_and(|d| Instant::now() >= d);
+        let mut leaf = QuiescenceBlend::new(self.evaluator.as_mut(), self.settings.leaf_quiescence)
+            .map_err(|e| PlayerError::Other(e.to_string()))?;
         let result = run_search(
             search,
-            self.evaluator.as_mut(),
+            &mut leaf,
             visits,
             max_nodes,
             deadline.map(|_| STOP_BATCH_TIME),

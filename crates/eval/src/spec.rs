@@ -10,7 +10,9 @@
 //! - `fsf[:skill=N]`: shorthand for Debian's Fairy-Stockfish over UCCI at a Skill
 //!   Level (default 20);
 //! - `player:DIR`: an exported xqzero player, run through its launcher over UCCI.
-//! - `net:CHECKPOINT[,visits=N]`: a network checkpoint with MCTS (in-process).
+//! - `net:CHECKPOINT[,visits=N][,quiescence=PCT]`: a network checkpoint with MCTS
+//!   (in-process); `quiescence` mixes a quiescence search into every leaf's value with
+//!   that weight in percent ([`crate::tactics`]; default 0, plain AlphaZero).
 
 use std::{fmt, path::PathBuf, str::FromStr};
 
@@ -38,6 +40,8 @@ pub enum PlayerSpec {
     Net {
         checkpoint: PathBuf,
         visits: u32,
+        /// Weight of the leaf quiescence search, in percent (0-100).
+        quiescence_pct: u8,
     },
 }
 
@@ -165,14 +169,23 @@ impl FromStr for PlayerSpec {
                     [p] => PathBuf::from(p),
                     _ => return Err(err("net needs exactly one checkpoint path: net:PATH".into())),
                 };
-                let mut visits = 200;
+                let (mut visits, mut quiescence_pct) = (200, 0);
                 for (k, v) in &pairs {
                     match k.as_str() {
                         "visits" => visits = number(k, v, 1, 10_000_000)? as u32,
-                        _ => return Err(err(format!("unknown net option {k:?} (visits)"))),
+                        "quiescence" => quiescence_pct = number(k, v, 0, 100)? as u8,
+                        _ => {
+                            return Err(err(format!(
+                                "unknown net option {k:?} (visits, quiescence)"
+                            )));
+                        }
                     }
                 }
-                Ok(PlayerSpec::Net { checkpoint, visits })
+                Ok(PlayerSpec::Net {
+                    checkpoint,
+                    visits,
+                    quiescence_pct,
+                })
             }
             "" => Err(err("empty player specification".into())),
             other => Err(err(format!(
@@ -218,9 +231,14 @@ impl PlayerSpec {
                 cfg.startup_timeout = std::time::Duration::from_secs(60);
                 Box::new(UcciEngine::start(cfg)?)
             }
-            PlayerSpec::Net { checkpoint, visits } => {
+            PlayerSpec::Net {
+                checkpoint,
+                visits,
+                quiescence_pct,
+            } => {
                 let settings = crate::net::NetSettings {
                     visits: *visits,
+                    leaf_quiescence: f32::from(*quiescence_pct) / 100.0,
                     ..crate::net::NetSettings::default()
                 };
                 Box::new(crate::net::NetPlayer::load(checkpoint, settings)?)
@@ -266,8 +284,16 @@ impl fmt::Display for PlayerSpec {
                 Ok(())
             }
             PlayerSpec::Exported(dir) => write!(f, "player:{}", dir.display()),
-            PlayerSpec::Net { checkpoint, visits } => {
-                write!(f, "net:{},visits={visits}", checkpoint.display())
+            PlayerSpec::Net {
+                checkpoint,
+                visits,
+                quiescence_pct,
+            } => {
+                write!(f, "net:{},visits={visits}", checkpoint.display())?;
+                if *quiescence_pct > 0 {
+                    write!(f, ",quiescence={quiescence_pct}")?;
+                }
+                Ok(())
             }
         }
     }
@@ -288,6 +314,7 @@ mod tests {
             "uci:/usr/games/fairy-stockfish,option.UCI_Variant=xiangqi,ranks=1",
             "player:/tmp/exported",
             "net:/runs/a/models/accepted.safetensors,visits=50",
+            "net:/runs/a/models/accepted.safetensors,visits=800,quiescence=50",
         ] {
             let spec: PlayerSpec = text.parse().unwrap();
             assert_eq!(spec.to_string(), text);

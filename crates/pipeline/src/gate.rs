@@ -77,6 +77,7 @@ pub fn net_spec(run: &RunDir, m: &ModelRef, visits: u32) -> PlayerSpec {
     PlayerSpec::Net {
         checkpoint: run.model_path(m),
         visits,
+        quiescence_pct: 0,
     }
 }
 

@@ -187,6 +187,18 @@ impl AlphaBeta {
         best
     }
 
+    /// The capture-resolved static evaluation of `pos` for the side to move: the
+    /// engine's quiescence search (captures only, every reply when in check) from a
+    /// full window, without a node or time limit (capture sequences are finite: each
+    /// removes a piece). A position without a legal move scores as lost.
+    pub fn quiescence(&mut self, pos: &Position) -> i32 {
+        self.nodes = 0;
+        self.stop = false;
+        self.node_limit = None;
+        self.line.clear();
+        self.quiesce(&SearchControl::default(), pos, 0, -INF, INF, 0)
+    }
+
     /// One iteration at the root over `moves` (best first from the last iteration).
     fn root(
         &mut self,

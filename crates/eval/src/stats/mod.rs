@@ -6,6 +6,7 @@
 //! reports ratings on the same scale (see [`ladder`] for how draws are
 //! handled).
 
+pub mod anchored;
 mod elo;
 pub mod ladder;
 mod normal;
@@ -13,6 +14,7 @@ mod sprt;
 
 use thiserror::Error;
 
+pub use anchored::{AnchorGames, AnchoredRating, rate_against_anchors};
 pub use elo::{EloEstimate, Pentanomial, Trinomial, elo_from_score, score_from_elo};
 pub use ladder::{Ladder, LadderConfig, Rating, fit_ladder};
 pub use normal::{normal_cdf, normal_quantile};

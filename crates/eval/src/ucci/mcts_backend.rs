@@ -38,6 +38,7 @@ use crate::{
         choose_allowed, load_network, move_value, pv_for, report_depth, report_score, run_search,
         value_to_cp,
     },
+    tactics::QuiescenceBlend,
 };
 
 /// Loads a network file for the `networkfile` option: `(path, threads)`.
@@ -135,6 +136,12 @@ impl Backend for MctsBackend {
             EngineOption::spin("batch", s.batch as i64, 1, 4096),
             EngineOption::spin("hashsize", s.tree_mb as i64, 1, 1 << 20),
             EngineOption::spin("nodes", i64::from(s.visits), 1, i64::from(MAX_VISITS)),
+            EngineOption::spin(
+                "leafquiescence",
+                (s.leaf_quiescence * 100.0).round() as i64,
+                0,
+                100,
+            ),
             EngineOption {
                 name: "networkfile".into(),
                 kind: OptionKind::String {
@@ -166,6 +173,10 @@ impl Backend for MctsBackend {
             "nodes" => {
                 let n = spin_value(name, value, 1, i64::from(MAX_VISITS))? as u32;
                 self.update(|s| s.visits = n)
+            }
+            "leafquiescence" => {
+                let pct = spin_value(name, value, 0, 100)?;
+                self.update(|s| s.leaf_quiescence = pct as f32 / 100.0)
             }
             "networkfile" => {
                 let path = value
@@ -230,9 +241,14 @@ impl Backend for MctsBackend {
         // size fixed, so it is reproducible; one that only the clock or `stop` ends keeps
         // its batches short.
         let batch_time = (visits == MAX_VISITS).then_some(STOP_BATCH_TIME);
+        let Ok(mut leaf) =
+            QuiescenceBlend::new(self.evaluator.as_mut(), self.settings.leaf_quiescence)
+        else {
+            return fallback(request, report, "bad leaf_quiescence");
+        };
         let result = run_search(
             search,
-            self.evaluator.as_mut(),
+            &mut leaf,
             visits,
             max_nodes,
             batch_time,
