@@ -37,6 +37,7 @@ pub mod referee;
 pub mod result;
 pub mod spec;
 pub mod stats;
+pub mod strength;
 pub mod tactics;
 pub mod tournament;
 pub mod ucci;

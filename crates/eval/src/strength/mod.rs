@@ -1,0 +1,183 @@
+//! The anchored strength scale: fixed opponents of calibrated rating, on which any
+//! player (an exported network, a run's accepted networks, an external engine) gets
+//! one Elo with a 95% interval.
+//!
+//! The anchors are the built-in baselines and Debian's Fairy-Stockfish at four Skill
+//! Levels, each at its own settings (alpha-beta at its depth, Fairy-Stockfish at the
+//! referee's `go depth 8` when no clock is given). Their ratings come from a
+//! calibration, `xqz strength --calibrate`, that plays each anchor against its two
+//! nearest neighbours on the ladder and fits them with the maximum-likelihood
+//! [`ladder`](crate::stats::ladder), Fairy-Stockfish Skill Level 0 fixed at 0. The
+//! result is embedded from `anchors.json` next to this file, so every binary rates on
+//! the same scale; a new calibration is a commit that changes that file.
+//!
+//! A player is then rated with [`rate_against_anchors`]: its games against any subset
+//! of the anchors, the anchors' ratings held fixed.
+
+use std::sync::LazyLock;
+
+use serde::{Deserialize, Serialize};
+
+use crate::{
+    spec::PlayerSpec,
+    stats::{AnchorGames, AnchoredRating, StatsError, rate_against_anchors},
+};
+
+/// Virtual ½ games against each anchor played (see [`crate::stats::anchored`]).
+pub const PRIOR_GAMES: f64 = 1.0;
+
+/// One anchor: a player specification and its calibrated rating.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Anchor {
+    /// The player, as `xqz match` takes it (`alphabeta:depth=1`, `fsf:skill=0`).
+    pub spec: String,
+    pub elo: f64,
+    /// Standard error of `elo` from the calibration (0 for the fixed anchor).
+    pub stderr: f64,
+}
+
+/// How the anchors were calibrated.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Calibration {
+    /// The command that produced the ratings.
+    pub command: String,
+    /// The commit its binary was built from.
+    pub commit: String,
+    /// Games played in all.
+    pub games: u64,
+    pub time_control: String,
+}
+
+/// The anchors, weakest first, with their calibration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct AnchorTable {
+    /// What the numbers mean ("logistic Elo, fsf:skill=0 = 0").
+    pub scale: String,
+    pub calibration: Calibration,
+    pub anchors: Vec<Anchor>,
+}
+
+static BUILTIN: LazyLock<AnchorTable> = LazyLock::new(|| {
+    serde_json::from_str(include_str!("anchors.json"))
+        .expect("the embedded anchors.json is checked by a unit test")
+});
+
+impl AnchorTable {
+    /// The calibrated table embedded in this binary.
+    pub fn builtin() -> &'static AnchorTable {
+        &BUILTIN
+    }
+
+    /// The anchor that `player` names: a specification (`alphabeta:depth=1`) or a
+    /// player's name in games (`alphabeta-d1`, `fsf-skill0`, `random`).
+    pub fn get(&self, player: &str) -> Option<&Anchor> {
+        let wanted = canonical(player);
+        self.anchors
+            .iter()
+            .find(|a| canonical(&a.spec) == wanted || player_name(&a.spec) == player)
+    }
+
+    /// The anchor specifications, weakest first.
+    pub fn specs(&self) -> Vec<&str> {
+        self.anchors.iter().map(|a| a.spec.as_str()).collect()
+    }
+
+    /// Rates a player from its results against anchors named in `results`
+    /// (`(anchor, wins, draws, losses)`); results against players that are not
+    /// anchors are ignored.
+    ///
+    /// # Errors
+    /// No game against any anchor.
+    pub fn rate<'a>(
+        &self,
+        results: impl IntoIterator<Item = (&'a str, u64, u64, u64)>,
+    ) -> Result<AnchoredRating, StatsError> {
+        let games: Vec<AnchorGames> = results
+            .into_iter()
+            .filter_map(|(name, wins, draws, losses)| {
+                self.get(name).map(|a| AnchorGames {
+                    anchor: a.spec.clone(),
+                    anchor_elo: a.elo,
+                    wins,
+                    draws,
+                    losses,
+                })
+            })
+            .collect();
+        rate_against_anchors(&games, PRIOR_GAMES, 0.95)
+    }
+}
+
+/// The pairings of a calibration: every anchor against its next two up the ladder
+/// (indices into a weakest-first list).
+pub fn calibration_pairs(n: usize) -> Vec<(usize, usize)> {
+    (0..n)
+        .flat_map(|i| (i + 1..(i + 3).min(n)).map(move |j| (i, j)))
+        .collect()
+}
+
+/// A specification in its one canonical text, or the text itself when it does not parse.
+fn canonical(text: &str) -> String {
+    text.parse::<PlayerSpec>()
+        .map_or_else(|_| text.trim().to_owned(), |s| s.to_string())
+}
+
+/// The name a built-in or Fairy-Stockfish anchor plays under in PGN and match results.
+pub fn player_name(spec: &str) -> String {
+    match spec.parse::<PlayerSpec>() {
+        Ok(PlayerSpec::AlphaBeta { depth, .. }) => format!("alphabeta-d{depth}"),
+        Ok(PlayerSpec::Engine(cfg)) => cfg.name.unwrap_or_else(|| spec.to_owned()),
+        Ok(PlayerSpec::Random) => "random".into(),
+        Ok(PlayerSpec::Greedy) => "greedy".into(),
+        _ => spec.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_embedded_table_parses_and_runs_weakest_first() {
+        let t = AnchorTable::builtin();
+        assert!(t.anchors.len() >= 5);
+        assert!(t.anchors.windows(2).all(|w| w[0].elo <= w[1].elo), "{t:?}");
+        for a in &t.anchors {
+            let spec: PlayerSpec = a.spec.parse().unwrap();
+            assert!(!spec.needs_network_backend());
+            assert!(a.elo.is_finite() && a.stderr >= 0.0);
+        }
+    }
+
+    #[test]
+    fn anchors_are_found_by_spec_or_by_player_name() {
+        let t = AnchorTable::builtin();
+        let ab1 = t.get("alphabeta:depth=1").unwrap();
+        assert_eq!(t.get("alphabeta-d1"), Some(ab1));
+        assert_eq!(t.get("alphabeta:depth=1,hash=16"), Some(ab1));
+        assert_eq!(t.get("fsf-skill0").unwrap().spec, "fsf:skill=0");
+        assert!(t.get("alphabeta:depth=7").is_none());
+        assert!(t.get("net:x.json").is_none());
+    }
+
+    #[test]
+    fn calibration_pairs_join_each_anchor_to_its_next_two() {
+        assert_eq!(
+            calibration_pairs(4),
+            vec![(0, 1), (0, 2), (1, 2), (1, 3), (2, 3)]
+        );
+        assert!(calibration_pairs(1).is_empty());
+    }
+
+    #[test]
+    fn rating_ignores_players_that_are_not_anchors() {
+        let t = AnchorTable::builtin();
+        let with = t
+            .rate([("greedy", 10, 0, 10), ("someone", 20, 0, 0)])
+            .unwrap();
+        let without = t.rate([("greedy", 10, 0, 10)]).unwrap();
+        assert_eq!(with, without);
+        assert!((with.elo - t.get("greedy").unwrap().elo).abs() < 1e-6);
+        assert!(t.rate([("someone", 1, 0, 0)]).is_err());
+    }
+}
