@@ -40,6 +40,8 @@ pub enum LocalCommand {
     Tournament(cmd::tournament::Args),
     /// Rate players by maximum likelihood from PGN files or from games it plays.
     Ladder(cmd::ladder::Args),
+    /// Rate players on the anchored strength scale (or calibrate the anchors).
+    Strength(cmd::strength::Args),
     /// Run the UCCI engine (also UCI) on stdin/stdout.
     Ucci(cmd::ucci::Args),
 }
@@ -58,6 +60,7 @@ impl LocalCommand {
             LocalCommand::Perft(_) | LocalCommand::Notation(_) | LocalCommand::Status(_) => false,
             LocalCommand::Match(a) => a.player_texts().into_iter().any(spec_needs),
             LocalCommand::Ladder(a) => a.player_texts().iter().any(|p| spec_needs(p)),
+            LocalCommand::Strength(a) => a.loads_network(),
             LocalCommand::Ucci(a) => a.loads_network(),
             LocalCommand::Tournament(a) => a.player_texts().iter().any(|p| spec_needs(p)),
         }
@@ -75,6 +78,7 @@ impl LocalCommand {
             LocalCommand::Match(a) => cmd::matches::run(a),
             LocalCommand::Tournament(a) => cmd::tournament::run(a),
             LocalCommand::Ladder(a) => cmd::ladder::run(a),
+            LocalCommand::Strength(a) => cmd::strength::run(a),
             LocalCommand::Ucci(a) => cmd::ucci::run(a),
         }
     }

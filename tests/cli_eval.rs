@@ -192,3 +192,89 @@ fn bad_arguments_are_one_line_errors_naming_the_problem() {
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn strength_rates_a_player_on_the_anchored_scale_with_its_games() {
+    let dir = temp("strength");
+    let out = dir.join("ratings");
+    let (ok, stdout, stderr) = xqz(&[
+        "strength",
+        "--player",
+        "greedy",
+        "--anchors",
+        "random,alphabeta:depth=1",
+        "--games",
+        "4",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    assert!(stdout.contains("greedy: Elo"), "{stdout}");
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out.join("greedy.json")).unwrap()).unwrap();
+    let anchors = json["anchors"].as_array().unwrap();
+    assert_eq!(anchors.len(), 2);
+    assert_eq!(anchors[0]["anchor"], "random");
+    let games: u64 = anchors
+        .iter()
+        .map(|a| {
+            ["wins", "draws", "losses"]
+                .iter()
+                .map(|k| a[k].as_u64().unwrap())
+                .sum::<u64>()
+        })
+        .sum();
+    assert_eq!(games, 8);
+    assert_eq!(json["rating"]["games"], 8);
+    // Greedy beats random and loses to alpha-beta: its rating lies between theirs.
+    let elo = json["rating"]["elo"].as_f64().unwrap();
+    let anchor_elo = |i: usize| anchors[i]["anchor_elo"].as_f64().unwrap();
+    assert!(anchor_elo(0) < elo && elo < anchor_elo(1), "{json}");
+    let pgn = std::fs::read_to_string(out.join("greedy.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Result ").count(), 8);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn strength_calibration_writes_an_anchor_table() {
+    let dir = temp("calibrate");
+    let (ok, _, stderr) = xqz(&[
+        "strength",
+        "--calibrate",
+        "--anchors",
+        "random,greedy,alphabeta:depth=1",
+        "--games",
+        "2",
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let table: xq_eval::strength::AnchorTable =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("anchors.json")).unwrap()).unwrap();
+    let specs: Vec<&str> = table.anchors.iter().map(|a| a.spec.as_str()).collect();
+    assert_eq!(specs, ["random", "greedy", "alphabeta:depth=1"]);
+    // Without Fairy-Stockfish among them the weakest is fixed at 0.
+    assert_eq!(table.anchors[0].elo, 0.0);
+    assert_eq!(table.calibration.games, 6);
+    let pgn = std::fs::read_to_string(dir.join("calibration.pgn")).unwrap();
+    assert_eq!(pgn.matches("[Result ").count(), 6);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn strength_refuses_an_unknown_anchor_and_a_missing_output() {
+    let (ok, _, stderr) = xqz(&[
+        "strength",
+        "--player",
+        "greedy",
+        "--anchors",
+        "alphabeta:depth=9",
+        "--out",
+        "/tmp/x",
+    ]);
+    assert!(!ok);
+    assert!(stderr.contains("not an anchor"), "{stderr}");
+    let (ok, _, stderr) = xqz(&["strength", "--player", "greedy"]);
+    assert!(!ok);
+    assert!(stderr.contains("--out"), "{stderr}");
+}

@@ -6,6 +6,7 @@ pub mod matches;
 pub mod notation;
 pub mod perft;
 pub mod status;
+pub mod strength;
 pub mod tournament;
 pub mod ucci;
 

@@ -24,6 +24,9 @@ use crate::{
 /// Debian's Fairy-Stockfish.
 pub const FAIRY_STOCKFISH: &str = "/usr/games/fairy-stockfish";
 
+/// The alpha-beta player's transposition table when `hash` is not given (MiB).
+const DEFAULT_HASH_MB: usize = 16;
+
 /// A parsed player specification.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PlayerSpec {
@@ -101,7 +104,7 @@ impl FromStr for PlayerSpec {
             }
             "alphabeta" => {
                 no_positional(&positional)?;
-                let (mut depth, mut hash_mb) = (3, 16);
+                let (mut depth, mut hash_mb) = (3, DEFAULT_HASH_MB);
                 for (k, v) in &pairs {
                     match k.as_str() {
                         "depth" => depth = number(k, v, 1, 64)? as u32,
@@ -264,7 +267,11 @@ impl fmt::Display for PlayerSpec {
             PlayerSpec::Random => f.write_str("random"),
             PlayerSpec::Greedy => f.write_str("greedy"),
             PlayerSpec::AlphaBeta { depth, hash_mb } => {
-                write!(f, "alphabeta:depth={depth},hash={hash_mb}")
+                write!(f, "alphabeta:depth={depth}")?;
+                if *hash_mb != DEFAULT_HASH_MB {
+                    write!(f, ",hash={hash_mb}")?;
+                }
+                Ok(())
             }
             PlayerSpec::Engine(cfg) => {
                 let kind = match cfg.dialect {
@@ -309,6 +316,7 @@ mod tests {
             "random",
             "greedy",
             "alphabeta:depth=4,hash=8",
+            "alphabeta:depth=2",
             "ucci:/usr/games/fairy-stockfish,option.Skill_Level=3,name=fsf3",
             "uci:/opt/pikafish,option.Threads=1",
             "uci:/usr/games/fairy-stockfish,option.UCI_Variant=xiangqi,ranks=1",

@@ -1,0 +1,377 @@
+//! `xqz strength`: rates players on the anchored scale of [`xq_eval::strength`], or
+//! calibrates the anchors themselves.
+//!
+//! Every rated player gets `NAME.json` (the rating with its 95% interval, the results
+//! against each anchor, the match summaries, the settings and seed) and `NAME.pgn` (every
+//! game) in the output directory, so that any figure can be recomputed from the files.
+
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail, ensure};
+use serde::{Deserialize, Serialize};
+use xq_eval::{
+    GameRecord, GameResult,
+    clock::TimeControl,
+    matches::{MatchConfig, MatchSummary, run_match},
+    player::{Player, PlayerError},
+    referee::GameSettings,
+    spec::PlayerSpec,
+    stats::{AnchorGames, AnchoredRating, LadderConfig, fit_ladder},
+    strength::{Anchor, AnchorTable, Calibration, calibration_pairs, player_name},
+};
+
+#[derive(clap::Args, Debug)]
+pub struct Args {
+    /// The player to rate (any player specification: `player:DIR`, `net:CKPT,visits=800`,
+    /// `alphabeta:depth=4`, `ucci:PATH` ...). Repeat to rate several.
+    #[arg(long)]
+    player: Vec<String>,
+    /// Rate every accepted network of this run directory (as `net:` players with
+    /// `--visits` and `--quiescence`), writing into RUN/strength unless --out is given.
+    #[arg(long, value_name = "RUN")]
+    run: Option<PathBuf>,
+    /// With --run: only every Nth accepted network (the last one always).
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    every: usize,
+    /// Root visits of the networks rated with --run.
+    #[arg(long, default_value_t = 800)]
+    visits: u32,
+    /// Leaf quiescence weight in percent of the networks rated with --run (0 = plain
+    /// AlphaZero search).
+    #[arg(long, default_value_t = 0)]
+    quiescence: u8,
+    /// Play the anchors against each other (each against its next two up the ladder)
+    /// and write the fitted table as `anchors.json` in --out.
+    #[arg(long)]
+    calibrate: bool,
+    /// Anchors to play, weakest first (default: all of the built-in table).
+    #[arg(long, value_delimiter = ',')]
+    anchors: Vec<String>,
+    /// Games against each anchor (rounded up to colour-reversed pairs).
+    #[arg(long, default_value_t = 20)]
+    games: usize,
+    /// Time control: `own` (each player's own budget: a network's visits, alpha-beta's
+    /// depth, Fairy-Stockfish's `go depth 8`), or an equal clock such as `10s+0.1s`.
+    #[arg(long, default_value = "own")]
+    tc: String,
+    /// Game pairs played at once.
+    #[arg(long, default_value_t = 1)]
+    concurrency: usize,
+    #[arg(long, default_value = "builtin")]
+    openings: String,
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Output directory.
+    #[arg(long)]
+    out: Option<PathBuf>,
+}
+
+/// Results against one anchor, as written in a player's file.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct StrengthFile {
+    /// The player as specified.
+    pub player: String,
+    /// The run's model name (`s0000006150`) when rated with --run.
+    pub model: Option<String>,
+    pub step: Option<u64>,
+    pub time_control: String,
+    pub seed: u64,
+    pub games_per_anchor: usize,
+    pub rating: AnchoredRating,
+    pub anchors: Vec<AnchorGames>,
+    pub matches: Vec<MatchSummary>,
+    /// How the anchors' ratings were obtained.
+    pub calibration: Calibration,
+}
+
+pub fn run(args: Args) -> Result<()> {
+    ensure!(args.games > 0, "--games must be at least 1");
+    let tc: TimeControl = args.tc.parse().context("--tc")?;
+    let table = AnchorTable::builtin();
+    let anchors: Vec<String> = if args.anchors.is_empty() {
+        table.specs().into_iter().map(str::to_owned).collect()
+    } else {
+        args.anchors.clone()
+    };
+    if args.calibrate {
+        ensure!(
+            args.player.is_empty() && args.run.is_none(),
+            "--calibrate rates the anchors themselves: no --player or --run"
+        );
+        let out = args.out.as_deref().context("--calibrate needs --out DIR")?;
+        return calibrate(&args, &anchors, tc, out);
+    }
+    for a in &anchors {
+        ensure!(
+            table.get(a).is_some(),
+            "--anchors: {a:?} is not an anchor of the built-in table ({})",
+            table.specs().join(", ")
+        );
+    }
+    let mut players: Vec<(String, Option<String>, Option<u64>)> = args
+        .player
+        .iter()
+        .map(|p| (p.clone(), None, None))
+        .collect();
+    if let Some(run) = &args.run {
+        players.extend(run_players(run, args.every, args.visits, args.quiescence)?);
+    }
+    ensure!(
+        !players.is_empty(),
+        "nothing to rate: give --player, --run or --calibrate"
+    );
+    let out = match (&args.out, &args.run) {
+        (Some(o), _) => o.clone(),
+        (None, Some(run)) => run.join("strength"),
+        (None, None) => bail!("--out DIR is needed with --player"),
+    };
+    for (text, model, step) in players {
+        let spec = super::player_spec("player", &text)?;
+        let name = model.clone().unwrap_or_else(|| file_stem_for(&spec));
+        let pgn = out.join(format!("{name}.pgn"));
+        remove_stale(&pgn)?;
+        let mut results = Vec::new();
+        let mut matches = Vec::new();
+        for (i, anchor_text) in anchors.iter().enumerate() {
+            let anchor = super::player_spec("anchors", anchor_text)?;
+            let summary = play(
+                &args,
+                &spec,
+                &anchor,
+                tc,
+                args.seed.wrapping_add(i as u64 * 7919),
+                &pgn,
+            )?;
+            let a = table.get(anchor_text).context("anchor checked above")?;
+            results.push(AnchorGames {
+                anchor: a.spec.clone(),
+                anchor_elo: a.elo,
+                wins: summary.wins,
+                draws: summary.draws,
+                losses: summary.losses,
+            });
+            matches.push(summary);
+        }
+        let rating = table.rate(
+            results
+                .iter()
+                .map(|g| (g.anchor.as_str(), g.wins, g.draws, g.losses)),
+        )?;
+        println!(
+            "{name}: Elo {:+.0} [{:+.0}, {:+.0}] ({} games, {} points)",
+            rating.elo, rating.elo_lower, rating.elo_upper, rating.games, rating.points
+        );
+        let file = StrengthFile {
+            player: text,
+            model,
+            step,
+            time_control: args.tc.clone(),
+            seed: args.seed,
+            games_per_anchor: args.games,
+            rating,
+            anchors: results,
+            matches,
+            calibration: table.calibration.clone(),
+        };
+        super::write_atomic(
+            &out.join(format!("{name}.json")),
+            serde_json::to_string_pretty(&file)?.as_bytes(),
+        )?;
+    }
+    Ok(())
+}
+
+/// One match of `player` against `anchor`, its games appended to `pgn`.
+fn play(
+    args: &Args,
+    player: &PlayerSpec,
+    anchor: &PlayerSpec,
+    tc: TimeControl,
+    seed: u64,
+    pgn: &Path,
+) -> Result<MatchSummary> {
+    let config = MatchConfig {
+        games: args.games,
+        concurrency: args.concurrency.max(1),
+        settings: GameSettings {
+            time_control: tc,
+            ..GameSettings::default()
+        },
+        openings: super::load_openings(&args.openings, seed)?,
+        sprt: None,
+        seed,
+        pgn_out: Some(pgn.to_path_buf()),
+        event: format!("xqz strength {player} vs {anchor}"),
+    };
+    let build_a = || -> Result<Box<dyn Player>, PlayerError> { player.build() };
+    let build_b = || -> Result<Box<dyn Player>, PlayerError> { anchor.build() };
+    let report = run_match(&build_a, &build_b, &config, &mut |_| {})
+        .with_context(|| format!("{player} vs {anchor}"))?;
+    eprintln!("{}", report.status.line());
+    Ok(report.summary())
+}
+
+/// Plays the calibration pairings and writes `anchors.json`, `calibration.pgn` and the
+/// full ladder (`ladder.json`) into `out`.
+fn calibrate(args: &Args, anchors: &[String], tc: TimeControl, out: &Path) -> Result<()> {
+    let specs: Vec<PlayerSpec> = anchors
+        .iter()
+        .map(|a| super::player_spec("anchors", a))
+        .collect::<Result<_>>()?;
+    ensure!(specs.len() >= 2, "--calibrate needs at least two anchors");
+    let fixed = specs
+        .iter()
+        .find(|s| player_name(&s.to_string()) == "fsf-skill0")
+        .unwrap_or(&specs[0])
+        .to_string();
+    let pgn = out.join("calibration.pgn");
+    remove_stale(&pgn)?;
+    let mut records = Vec::new();
+    for (k, (i, j)) in calibration_pairs(specs.len()).into_iter().enumerate() {
+        let seed = args.seed.wrapping_add(k as u64 * 7919);
+        let summary = play(args, &specs[i], &specs[j], tc, seed, &pgn)?;
+        let (a, b) = (player_name(&anchors[i]), player_name(&anchors[j]));
+        for (n, result) in [
+            (summary.wins, GameResult::Win),
+            (summary.draws, GameResult::Draw),
+            (summary.losses, GameResult::Loss),
+        ] {
+            records.extend((0..n).map(|_| GameRecord::new(&a, &b, result)));
+        }
+    }
+    let ladder = fit_ladder(
+        &records,
+        &LadderConfig::default().anchored(player_name(&fixed), 0.0),
+    )?;
+    println!("{}", ladder.to_text());
+    let mut table = AnchorTable {
+        scale: format!("logistic Elo, {fixed} = 0"),
+        calibration: Calibration {
+            command: std::env::args()
+                .map(|a| a.replace(char::is_whitespace, "_"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            commit: String::new(),
+            games: records.len() as u64,
+            time_control: args.tc.clone(),
+        },
+        anchors: specs
+            .iter()
+            .map(|s| {
+                let r = ladder
+                    .get(&player_name(&s.to_string()))
+                    .context("every anchor played")?;
+                Ok(Anchor {
+                    spec: s.to_string(),
+                    elo: r.elo.round(),
+                    stderr: r.stderr.round(),
+                })
+            })
+            .collect::<Result<_>>()?,
+    };
+    table.anchors.sort_by(|a, b| a.elo.total_cmp(&b.elo));
+    super::write_atomic(
+        &out.join("anchors.json"),
+        serde_json::to_string_pretty(&table)?.as_bytes(),
+    )?;
+    super::write_atomic(
+        &out.join("ladder.json"),
+        serde_json::to_string_pretty(&ladder)?.as_bytes(),
+    )?;
+    Ok(())
+}
+
+/// The accepted networks of a run, oldest first, as `net:` players: every `every`th
+/// and the last.
+fn run_players(
+    run: &Path,
+    every: usize,
+    visits: u32,
+    quiescence: u8,
+) -> Result<Vec<(String, Option<String>, Option<u64>)>> {
+    ensure!(every >= 1, "--every must be at least 1");
+    let dir = run.join(xq_data::layout::ACCEPTED_DIR);
+    let mut models: Vec<(u64, String, PathBuf)> = Vec::new();
+    for entry in
+        std::fs::read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?
+    {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let Some(step) = name.strip_prefix('s').and_then(|s| s.parse::<u64>().ok()) else {
+            continue;
+        };
+        let sidecar = std::fs::read_dir(entry.path())?
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .find(|p| {
+                p.extension().is_some_and(|x| x == "json")
+                    && p.file_name()
+                        .is_some_and(|n| n.to_string_lossy().starts_with("ckpt-"))
+            });
+        if let Some(sidecar) = sidecar {
+            models.push((step, name, sidecar));
+        }
+    }
+    ensure!(
+        !models.is_empty(),
+        "{} holds no accepted network",
+        dir.display()
+    );
+    models.sort();
+    let last = models.len() - 1;
+    Ok(models
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| i % every == 0 || *i == last)
+        .map(|(_, (step, name, sidecar))| {
+            let mut spec = format!("net:{},visits={visits}", sidecar.display());
+            if quiescence > 0 {
+                spec += &format!(",quiescence={quiescence}");
+            }
+            (spec, Some(name), Some(step))
+        })
+        .collect())
+}
+
+/// A file name for a player rated without a model name.
+fn file_stem_for(spec: &PlayerSpec) -> String {
+    let text = match spec {
+        PlayerSpec::Exported(dir) => dir
+            .file_name()
+            .map_or_else(|| "player".into(), |n| n.to_string_lossy().into_owned()),
+        other => player_name(&other.to_string()),
+    };
+    text.chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect()
+}
+
+/// The match runner appends to its PGN: a rating's file starts empty (and its
+/// directory exists).
+fn remove_stale(pgn: &Path) -> Result<()> {
+    if let Some(dir) = pgn.parent().filter(|d| !d.as_os_str().is_empty()) {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    }
+    match std::fs::remove_file(pgn) {
+        Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+            Err(e).with_context(|| format!("cannot replace {}", pgn.display()))
+        }
+        _ => Ok(()),
+    }
+}
+
+impl Args {
+    /// Whether a player of this command needs the network backend.
+    pub fn loads_network(&self) -> bool {
+        self.run.is_some()
+            || self.player.iter().any(|p| {
+                p.parse::<PlayerSpec>()
+                    .is_ok_and(|s| s.needs_network_backend())
+            })
+    }
+}
