@@ -278,3 +278,27 @@ fn strength_refuses_an_unknown_anchor_and_a_missing_output() {
     assert!(!ok);
     assert!(stderr.contains("--out"), "{stderr}");
 }
+
+#[test]
+fn the_embedded_anchor_ratings_are_the_fit_of_the_committed_calibration_games() {
+    let dir = temp("refit");
+    let pgn = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/docs/strength/calibration/calibration.pgn"
+    );
+    let (ok, _, stderr) = xqz(&[
+        "strength",
+        "--calibrate",
+        "--pgn",
+        pgn,
+        "--out",
+        dir.to_str().unwrap(),
+    ]);
+    assert!(ok, "{stderr}");
+    let refit: xq_eval::strength::AnchorTable =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("anchors.json")).unwrap()).unwrap();
+    let embedded = xq_eval::strength::AnchorTable::builtin();
+    assert_eq!(refit.anchors, embedded.anchors);
+    assert_eq!(refit.calibration.games, embedded.calibration.games);
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -42,7 +42,7 @@ pub struct Args {
 }
 
 /// Reads the results of every game in a PGN file; games without a result are skipped.
-fn records_from_pgn(path: &PathBuf) -> Result<Vec<GameRecord>> {
+pub fn records_from_pgn(path: &std::path::Path) -> Result<Vec<GameRecord>> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))?;
     let mut out = Vec::new();

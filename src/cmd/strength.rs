@@ -61,12 +61,20 @@ pub struct Args {
     openings: String,
     #[arg(long, default_value_t = 1)]
     seed: u64,
+    /// With --calibrate: fit the anchors from the games in these PGN files (a earlier
+    /// calibration's `calibration.pgn`) instead of playing.
+    #[arg(long, num_args = 1..)]
+    pgn: Vec<PathBuf>,
     /// Output directory.
     #[arg(long)]
     out: Option<PathBuf>,
 }
 
-/// Results against one anchor, as written in a player's file.
+/// A player to rate: its specification and, for a run's network, its model name and
+/// step.
+type ToRate = (String, Option<String>, Option<u64>);
+
+/// What `xqz strength` writes for each rated player.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StrengthFile {
     /// The player as specified.
@@ -108,7 +116,7 @@ pub fn run(args: Args) -> Result<()> {
             table.specs().join(", ")
         );
     }
-    let mut players: Vec<(String, Option<String>, Option<u64>)> = args
+    let mut players: Vec<ToRate> = args
         .player
         .iter()
         .map(|p| (p.clone(), None, None))
@@ -219,15 +227,31 @@ fn calibrate(args: &Args, anchors: &[String], tc: TimeControl, out: &Path) -> Re
         .map(|a| super::player_spec("anchors", a))
         .collect::<Result<_>>()?;
     ensure!(specs.len() >= 2, "--calibrate needs at least two anchors");
-    let fixed = specs
+    let fixed = anchors
         .iter()
-        .find(|s| player_name(&s.to_string()) == "fsf-skill0")
-        .unwrap_or(&specs[0])
-        .to_string();
-    let pgn = out.join("calibration.pgn");
-    remove_stale(&pgn)?;
+        .find(|a| player_name(a) == "fsf-skill0")
+        .unwrap_or(&anchors[0]);
     let mut records = Vec::new();
-    for (k, (i, j)) in calibration_pairs(specs.len()).into_iter().enumerate() {
+    for path in &args.pgn {
+        records.extend(super::ladder::records_from_pgn(path)?);
+    }
+    let names: Vec<String> = anchors.iter().map(|a| player_name(a)).collect();
+    records.retain(|r| names.contains(&r.a) && names.contains(&r.b));
+    ensure!(
+        args.pgn.is_empty() || !records.is_empty(),
+        "--pgn: no game between two of the anchors ({})",
+        names.join(", ")
+    );
+    let pgn = out.join("calibration.pgn");
+    if args.pgn.is_empty() {
+        remove_stale(&pgn)?;
+    }
+    let pairings = if args.pgn.is_empty() {
+        calibration_pairs(specs.len())
+    } else {
+        Vec::new()
+    };
+    for (k, (i, j)) in pairings.into_iter().enumerate() {
         let seed = args.seed.wrapping_add(k as u64 * 7919);
         let summary = play(args, &specs[i], &specs[j], tc, seed, &pgn)?;
         let (a, b) = (player_name(&anchors[i]), player_name(&anchors[j]));
@@ -241,7 +265,7 @@ fn calibrate(args: &Args, anchors: &[String], tc: TimeControl, out: &Path) -> Re
     }
     let ladder = fit_ladder(
         &records,
-        &LadderConfig::default().anchored(player_name(&fixed), 0.0),
+        &LadderConfig::default().anchored(player_name(fixed), 0.0),
     )?;
     println!("{}", ladder.to_text());
     let mut table = AnchorTable {
@@ -255,14 +279,14 @@ fn calibrate(args: &Args, anchors: &[String], tc: TimeControl, out: &Path) -> Re
             games: records.len() as u64,
             time_control: args.tc.clone(),
         },
-        anchors: specs
+        anchors: anchors
             .iter()
-            .map(|s| {
+            .map(|a| {
                 let r = ladder
-                    .get(&player_name(&s.to_string()))
-                    .context("every anchor played")?;
+                    .get(&player_name(a))
+                    .with_context(|| format!("anchor {a} played no game"))?;
                 Ok(Anchor {
-                    spec: s.to_string(),
+                    spec: a.clone(),
                     elo: r.elo.round(),
                     stderr: r.stderr.round(),
                 })
@@ -283,12 +307,7 @@ fn calibrate(args: &Args, anchors: &[String], tc: TimeControl, out: &Path) -> Re
 
 /// The accepted networks of a run, oldest first, as `net:` players: every `every`th
 /// and the last.
-fn run_players(
-    run: &Path,
-    every: usize,
-    visits: u32,
-    quiescence: u8,
-) -> Result<Vec<(String, Option<String>, Option<u64>)>> {
+fn run_players(run: &Path, every: usize, visits: u32, quiescence: u8) -> Result<Vec<ToRate>> {
     ensure!(every >= 1, "--every must be at least 1");
     let dir = run.join(xq_data::layout::ACCEPTED_DIR);
     let mut models: Vec<(u64, String, PathBuf)> = Vec::new();
