@@ -1,8 +1,9 @@
 //! `xqz report` end to end: a synthetic run directory (events of every kind, a corrupt
-//! log line, PGN games including a bad one, a config) becomes one self-contained page
-//! whose numbers, escaping and embedded games are checked here, and which headless
-//! Chromium renders: charts drawn, boards with the pieces of each game's first
-//! position, no script errors. An empty run gives a valid "no data yet" page; a
+//! log line, PGN games including a bad one, a config, post-run strength ratings
+//! including a malformed one) becomes one self-contained page whose numbers, escaping,
+//! learning curve and embedded games are checked here, and which headless Chromium
+//! renders: charts drawn (the learning curve with its anchor lines), boards with the
+//! pieces of each game's first position, no script errors. An empty run gives a valid "no data yet" page; a
 //! missing one a one-line error.
 
 use std::{
@@ -79,11 +80,11 @@ fn events() -> String {
     push(json!({"time": t + 212, "kind": "promote", "model": "s0000000200", "step": 200}));
     push(
         json!({"time": t + 220, "kind": "rating", "model": "s0000000200", "step": 200, "opponent": "random",
-        "games": 20, "score": 0.8, "elo": 240.8, "elo_lower": 120.4, "elo_upper": 390.1}),
+        "games": 20, "wins": 16, "draws": 0, "losses": 4, "score": 0.8, "elo": 240.8, "elo_lower": 120.4, "elo_upper": 390.1}),
     );
     push(
         json!({"time": t + 221, "kind": "rating", "model": "s0000000200", "step": 200, "opponent": "greedy",
-        "games": 20, "score": 0.45, "elo": -34.9, "elo_lower": -150.0, "elo_upper": 80.0}),
+        "games": 20, "wins": 8, "draws": 2, "losses": 10, "score": 0.45, "elo": -34.9, "elo_lower": -150.0, "elo_upper": 80.0}),
     );
     push(
         json!({"time": t + 510, "kind": "gate", "candidate": "s0000000500", "opponent": "s0000000200", "step": 500,
@@ -94,18 +95,26 @@ fn events() -> String {
     // 100%: the Elo is unbounded (null in JSON); the page shows the score instead.
     push(
         json!({"time": t + 520, "kind": "rating", "model": "s0000000500", "step": 500, "opponent": "random",
-        "games": 20, "score": 1.0, "elo": null, "elo_lower": null, "elo_upper": null}),
+        "games": 20, "wins": 20, "draws": 0, "losses": 0, "score": 1.0, "elo": null, "elo_lower": null, "elo_upper": null}),
     );
     push(
         json!({"time": t + 521, "kind": "rating", "model": "s0000000500", "step": 500, "opponent": "greedy",
-        "games": 20, "score": 0.65, "elo": 107.5, "elo_lower": 10.0, "elo_upper": 210.0}),
+        "games": 20, "wins": 12, "draws": 2, "losses": 6, "score": 0.65, "elo": 107.5, "elo_lower": 10.0, "elo_upper": 210.0}),
     );
     push(
         json!({"time": t + 600, "kind": "gate", "candidate": "s0000000600", "opponent": "s0000000500", "step": 600,
         "accepted": false, "reason": "threshold", "games": 40, "score": 0.475, "elo": -17.4, "elo_lower": -90.0, "elo_upper": 55.0}),
     );
+    // The run's final match, at more visits: a learning-curve point of its own.
     push(
-        json!({"time": t + 530, "kind": "export", "model": "s0000000500", "path": "players/s0000000500"}),
+        json!({"time": t + 700, "kind": "rating", "model": "s0000000500", "step": 500, "opponent": "alphabeta:depth=1",
+        "final": true, "visits": 800, "games": 40, "wins": 10, "draws": 8, "losses": 22, "score": 0.35,
+        "elo": -107.5, "elo_lower": -180.0, "elo_upper": -40.0}),
+    );
+    // As `xqz run --run some/cwd/run` recorded it before export paths were made
+    // relative to the run directory.
+    push(
+        json!({"time": t + 530, "kind": "export", "model": "s0000000500", "path": "some/cwd/run/players/s0000000500"}),
     );
     lines.insert(4, "{\"kind\": \"train\", \"step\": 7".to_owned()); // torn line
     lines.insert(9, "not json at all".to_owned());
@@ -142,6 +151,8 @@ fn synthetic_run() -> tempfile::TempDir {
         "matches",
         "models/accepted/s0000000200",
         "models/accepted/s0000000500",
+        "players/s0000000500",
+        "strength",
     ] {
         fs::create_dir_all(root.join(d)).unwrap();
     }
@@ -153,6 +164,18 @@ fn synthetic_run() -> tempfile::TempDir {
     )
     .unwrap();
     fs::write(root.join("matches/gate-s0000000600.pgn"), match_pgn()).unwrap();
+    fs::write(
+        root.join("strength/s0000000500.json"),
+        json!({"player": "s0000000500", "model": "s0000000500", "step": 500,
+            "time_control": "800 visits",
+            "rating": {"elo": -60.0, "stderr": 30.0, "elo_lower": -118.8, "elo_upper": -1.2,
+                "confidence": 0.95, "games": 200, "points": 80.0, "prior_games": 1.0},
+            "anchors": [{"anchor": "alphabeta:depth=1", "anchor_elo": 225.0, "wins": 60,
+                "draws": 40, "losses": 100}]})
+        .to_string(),
+    )
+    .unwrap();
+    fs::write(root.join("strength/broken.json"), "{\"player\": ").unwrap();
     fs::write(
         root.join("config.toml"),
         "# synthetic <run> & co\n[selfplay]\ngames = 30\n",
@@ -233,10 +256,16 @@ fn report_summarises_a_run_and_embeds_its_games() {
         "<th>Positions</th><td>2700</td>",
         "<th>Training steps</th><td>500</td>",
         "<th>Accepted networks</th><td>2</td>",
-        "players/s0000000500 (network s0000000500)",
     ] {
         assert!(html.contains(row), "missing {row:?}");
     }
+    // The exported player's path names the run directory once, even as an older log
+    // recorded it (relative to the writer's working directory).
+    let best = format!(
+        "<th>Best player</th><td>{}/players/s0000000500 (network s0000000500)</td>",
+        run.path().display()
+    );
+    assert!(html.contains(&best), "missing {best:?}");
     // The config verbatim, escaped; the problems listed.
     assert!(html.contains("# synthetic &lt;run&gt; &amp; co\n[selfplay]\ngames = 30"));
     assert!(
@@ -246,6 +275,10 @@ fn report_summarises_a_run_and_embeds_its_games() {
     assert!(
         html.contains("games/w0-000001.pgn: game 3 of 3 skipped"),
         "bad PGN game mentioned"
+    );
+    assert!(
+        html.contains("strength/broken.json: skipped, not a strength rating"),
+        "malformed strength file mentioned"
     );
     // Ratings: finite Elo with its interval; a perfect score as unbounded.
     assert!(html.contains("+241 [+120, +390]"));
@@ -295,7 +328,51 @@ fn report_summarises_a_run_and_embeds_its_games() {
         .collect();
     assert_eq!(
         unbounded,
-        [&Value::Null, &Value::Null, &json!("top"), &Value::Null]
+        [
+            &Value::Null,
+            &Value::Null,
+            &json!("top"),
+            &Value::Null,
+            &Value::Null
+        ]
+    );
+    // The learning curve: both accepted networks' in-run ratings, the final match and
+    // the post-run rating, each with the run's measures at the network's acceptance.
+    let curve = data["curve"].as_array().unwrap();
+    let points: Vec<(&str, &str, u64, u64, u64)> = curve
+        .iter()
+        .map(|p| {
+            (
+                p["model"].as_str().unwrap(),
+                p["source"].as_str().unwrap(),
+                p["step"].as_u64().unwrap(),
+                p["seconds"].as_u64().unwrap(),
+                p["positions"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        points,
+        [
+            ("s0000000200", "in-run", 200, 211, 2700),
+            ("s0000000500", "in-run", 500, 510, 2700),
+            ("s0000000500", "final", 500, 510, 2700),
+            ("s0000000500", "post-run", 500, 510, 2700),
+        ]
+    );
+    assert!(curve.iter().all(
+        |p| p["lower"].as_f64() < p["elo"].as_f64() && p["elo"].as_f64() < p["upper"].as_f64()
+    ));
+    assert_eq!(curve[2]["visits"], 800);
+    assert_eq!(curve[3]["elo"], -60.0);
+    assert!(html.contains("<table class=\"grid\" id=\"curve-points\">"));
+    assert!(
+        html.contains("<td>post-run</td><td>-60 [-119, -1]</td><td>200</td><td>800 visits</td>"),
+        "the post-run point's row"
+    );
+    assert!(
+        html.contains("alphabeta:depth=1 +10 =8 -22"),
+        "the final match's games"
     );
 
     // Rendered: every chart drawn, one board per game with its start position's pieces.
@@ -306,14 +383,41 @@ fn report_summarises_a_run_and_embeds_its_games() {
     );
     assert!(!dom.contains("class=\"js-error\""));
     for chart in [
-        "elo", "gate", "loss", "accuracy", "lr", "results", "length", "rates", "batch",
+        "curve-time",
+        "curve-positions",
+        "curve-steps",
+        "elo",
+        "gate",
+        "loss",
+        "accuracy",
+        "lr",
+        "results",
+        "length",
+        "rates",
+        "batch",
     ] {
         assert!(
             dom.contains(&format!("data-chart=\"{chart}\" data-drawn=\"1\"")),
             "chart {chart} not drawn"
         );
     }
-    assert!(dom.matches("class=\"chart-svg\"").count() >= 9);
+    assert!(dom.matches("class=\"chart-svg\"").count() >= 12);
+    // Anchor lines over the curve's intervals (about −560 to +230 here) and the nearest
+    // anchor beyond each end, none farther away.
+    for anchor in [
+        "random",
+        "greedy",
+        "fsf:skill=0",
+        "alphabeta:depth=1",
+        "alphabeta:depth=2",
+    ] {
+        assert_eq!(
+            dom.matches(&format!("data-ref=\"{anchor} (")).count(),
+            3,
+            "the {anchor} line on each curve chart"
+        );
+    }
+    assert!(!dom.contains("data-ref=\"fsf:skill=5") && !dom.contains("data-ref=\"fsf:skill=20"));
     assert_eq!(dom.matches("class=\"board\"").count(), games.len());
     let want: usize = games
         .iter()

@@ -187,6 +187,13 @@ fn a_run_killed_at_several_moments_resumes_and_finishes() {
             .any(|e| e["kind"] == "rating" && e["final"] == true),
         "no final rating"
     );
+    // Exported players are recorded relative to the run directory, so that a reader
+    // joining the path onto the run directory names it once.
+    for e in parsed.iter().filter(|e| e["kind"] == "export") {
+        let model = e["model"].as_str().unwrap();
+        assert_eq!(e["path"], format!("players/{model}"), "{e}");
+        assert!(run.join(e["path"].as_str().unwrap()).is_dir(), "{e}");
+    }
     // TensorBoard logs of every part: self-play, training, gating, rating.
     for part in ["selfplay", "train", "gate", "rating"] {
         let dir = run.join("logs").join(part);

@@ -23,6 +23,9 @@ pub const REJECTED_DIR: &str = "models/rejected";
 pub const ACCEPTED_POINTER: &str = "models/accepted.json";
 /// Exported UCCI players (`<name>/`).
 pub const PLAYERS_DIR: &str = "players";
+/// Post-run ratings on the anchored scale, one JSON file a player (`xqz strength`);
+/// the report's learning curve reads them.
+pub const STRENGTH_DIR: &str = "strength";
 /// Games of gating and rating matches.
 pub const MATCHES_DIR: &str = "matches";
 /// TensorBoard event files (`train/`, `gate/`, `rating/`, `selfplay/`).

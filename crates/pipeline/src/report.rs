@@ -1,10 +1,12 @@
 //! What `xqz report` shows, gathered from a run directory: ratings and gating results,
-//! training and self-play curves (thinned), totals, warnings about what could not be
-//! read, and recent games prepared for replay. The binary renders it as HTML.
+//! the learning curve on the anchored scale ([`crate::curve`]), training and self-play
+//! curves (thinned), totals, warnings about what could not be read, and recent games
+//! prepared for replay. The binary renders it as HTML and a few lines of text.
 //!
 //! Reading is tolerant because a report is most wanted when something went wrong: a
 //! torn event line, an incomplete event, an unreadable PGN file or an illegal move in
-//! it is skipped and named in [`Report::warnings`], never an error.
+//! it, or a malformed strength file is skipped and named in [`Report::warnings`],
+//! never an error.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -19,9 +21,10 @@ use serde::Serialize;
 use serde_json::Value;
 use xq_core::notation::{Style, format_move};
 use xq_data::pgn::{PgnGame, read_pgn};
-use xq_eval::matches::MatchSummary;
+use xq_eval::{matches::MatchSummary, strength::AnchorTable};
 
 use crate::{
+    curve::{CurvePoint, SelfplayTotals, learning_curve, read_strength_records, step_of},
     events::Event,
     rundir::{RunDir, now},
 };
@@ -72,6 +75,13 @@ pub struct Gate {
     pub time: Option<u64>,
 }
 
+/// An anchor's rating, drawn as a reference line under the learning curve.
+#[derive(Debug, Clone, Serialize)]
+pub struct AnchorLine {
+    pub name: String,
+    pub elo: f64,
+}
+
 /// A game prepared for the board: one FEN per position, ply 0 the start.
 #[derive(Debug, Clone, Serialize)]
 pub struct ReplayGame {
@@ -95,6 +105,10 @@ pub struct ReplayGame {
 pub struct PageData {
     pub ratings: Vec<Rating>,
     pub gates: Vec<Gate>,
+    /// The accepted networks on the anchored scale, by source and step.
+    pub curve: Vec<CurvePoint>,
+    /// The anchors of that scale, weakest first.
+    pub anchors: Vec<AnchorLine>,
     /// Numeric fields of `train` events; each point has `step`.
     pub train: Vec<BTreeMap<String, f64>>,
     /// Numeric fields of `selfplay` events, plus `x`: games played so far (or the event
@@ -129,11 +143,6 @@ pub struct Report {
     pub selfplay_latest: BTreeMap<String, f64>,
     pub warnings: Vec<String>,
     pub data: PageData,
-}
-
-/// The training step in a model name such as `s0000001200` (see `rundir::model_name`).
-fn step_of(name: &str) -> Option<u64> {
-    name.strip_prefix('s')?.parse().ok()
 }
 
 /// Elo, its interval, and which edge to draw it at when it is unbounded.
@@ -203,8 +212,7 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
     let mut accepted: BTreeSet<String> = BTreeSet::new();
     let mut best_player: Option<String> = None;
     let incomplete = &log.incomplete;
-    let mut per_worker: BTreeMap<String, (u64, u64)> = BTreeMap::new();
-    let (mut sum_games, mut sum_positions) = (None::<u64>, None::<u64>);
+    let mut selfplay_totals: Option<SelfplayTotals> = None;
     let mut max_step: Option<u64> = None;
     let mut train_latest = BTreeMap::new();
     let mut selfplay_latest = BTreeMap::new();
@@ -268,13 +276,10 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
             }
             Event::Selfplay(sp) => {
                 let mut fields = numeric_fields(&serde_json::to_value(sp)?);
-                let entry = per_worker.entry(sp.worker.clone()).or_default();
-                entry.0 = entry.0.max(sp.games);
-                entry.1 = entry.1.max(sp.positions);
-                sum_games = Some(per_worker.values().map(|w| w.0).sum());
-                sum_positions = Some(per_worker.values().map(|w| w.1).sum());
+                let sums = selfplay_totals.get_or_insert_with(SelfplayTotals::default);
+                sums.observe(sp);
                 #[allow(clippy::cast_precision_loss)]
-                let x = sum_games.map_or(data.selfplay.len() as f64 + 1.0, |g| g as f64);
+                let x = sums.games() as f64;
                 selfplay_latest.extend(fields.clone());
                 fields.insert("x".into(), x);
                 if let Some(t) = time {
@@ -287,11 +292,7 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
                 accepted.insert(model.clone());
             }
             Event::Export { model, path, .. } => {
-                let p = if path.is_relative() {
-                    root.join(path)
-                } else {
-                    path.clone()
-                };
+                let p = recorded_path(run, path);
                 let model = model
                     .as_ref()
                     .map(|m| format!(" (network {m})"))
@@ -330,8 +331,8 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
             )
         });
     }
-    totals.games = sum_games;
-    totals.positions = sum_positions;
+    totals.games = selfplay_totals.as_ref().map(SelfplayTotals::games);
+    totals.positions = selfplay_totals.as_ref().map(SelfplayTotals::positions);
     totals.steps = max_step;
     totals.accepted = accepted.len();
 
@@ -341,6 +342,18 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
     data.selfplay = thin(std::mem::take(&mut data.selfplay), MAX_POINTS);
     data.ratings = thin(std::mem::take(&mut data.ratings), MAX_POINTS * 4);
     data.gates = thin(std::mem::take(&mut data.gates), MAX_POINTS);
+
+    let anchors = AnchorTable::builtin();
+    let strength = read_strength_records(&run.strength_dir(), &mut warnings);
+    data.curve = learning_curve(&log, &strength, anchors);
+    data.anchors = anchors
+        .anchors
+        .iter()
+        .map(|a| AnchorLine {
+            name: a.spec.clone(),
+            elo: a.elo,
+        })
+        .collect();
 
     data.games = latest_games(
         run,
@@ -387,6 +400,22 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
         warnings,
         data,
     })
+}
+
+/// A path recorded in the event log, to show: relative paths are relative to the run
+/// directory. Logs written before the export event recorded it that way hold the path
+/// relative to the writer's working directory (`runs/q/players/s…` for `--run runs/q`),
+/// which joined onto the root would name the run twice; for those, the longest tail of
+/// the path that exists in the run directory is taken.
+fn recorded_path(run: &RunDir, path: &Path) -> PathBuf {
+    if path.is_absolute() || run.root().join(path).exists() {
+        return run.root().join(path);
+    }
+    let parts: Vec<_> = path.components().collect();
+    (1..parts.len())
+        .map(|i| run.root().join(parts[i..].iter().collect::<PathBuf>()))
+        .find(|p| p.exists())
+        .unwrap_or_else(|| run.root().join(path))
 }
 
 /// `*.pgn` files of a directory, newest first (modification time, then name).
@@ -574,6 +603,28 @@ mod tests {
             let m: MatchSummary = serde_json::from_value(v.clone()).unwrap();
             assert_eq!(elo_fields(&m).3, want, "{v}");
         }
+    }
+
+    #[test]
+    fn recorded_paths_name_the_run_directory_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path().join("q")).unwrap();
+        let player = run.players_dir().join("s0000000600");
+        fs::create_dir_all(&player).unwrap();
+        for recorded in [
+            "players/s0000000600",
+            // As logs before the fix wrote it for `--run runs/q`.
+            "runs/q/players/s0000000600",
+        ] {
+            assert_eq!(
+                recorded_path(&run, Path::new(recorded)),
+                player,
+                "{recorded}"
+            );
+        }
+        assert_eq!(recorded_path(&run, &player), player);
+        let gone = Path::new("players/s0000000750");
+        assert_eq!(recorded_path(&run, gone), run.root().join(gone));
     }
 
     #[test]

@@ -526,7 +526,7 @@ fn after_promotion(
         run.record(Event::Export {
             model: Some(model.name.clone()),
             step: Some(model.step),
-            path: summary.out.clone(),
+            path: run.relative(&summary.out),
         })?;
         obs.log(&format!("exported {} to {}", model.name, out.display()));
     }

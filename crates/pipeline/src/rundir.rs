@@ -172,6 +172,9 @@ impl RunDir {
     pub fn players_dir(&self) -> PathBuf {
         self.root.join(layout::PLAYERS_DIR)
     }
+    pub fn strength_dir(&self) -> PathBuf {
+        self.root.join(layout::STRENGTH_DIR)
+    }
     pub fn matches_dir(&self) -> PathBuf {
         self.root.join(layout::MATCHES_DIR)
     }
@@ -197,6 +200,15 @@ impl RunDir {
     /// The accepted-network pointer.
     pub fn pointer_path(&self) -> PathBuf {
         self.root.join(layout::ACCEPTED_POINTER)
+    }
+
+    /// `path` as the run's own files record it: relative to the run directory when it
+    /// lies inside it, unchanged otherwise. Readers join a recorded relative path onto
+    /// the root (as the model pointer's), so a path relative to the writer's working
+    /// directory (`runs/q/players/s…` for `--run runs/q`) would name the run twice.
+    pub fn relative(&self, path: &Path) -> PathBuf {
+        path.strip_prefix(&self.root)
+            .map_or_else(|_| path.to_path_buf(), Path::to_path_buf)
     }
 
     /// The absolute path of a model.
@@ -379,6 +391,26 @@ mod tests {
         let d = std::env::temp_dir().join(format!("xqz-rundir-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         d
+    }
+
+    #[test]
+    fn recorded_paths_are_relative_to_the_run_and_join_back_once() {
+        for root in ["runs/q", "./runs/q/", "/abs/runs/q"] {
+            let run = RunDir { root: root.into() };
+            let player = run.players_dir().join("s0000000600");
+            let recorded = run.relative(&player);
+            assert_eq!(recorded, Path::new("players/s0000000600"), "root {root}");
+            assert_eq!(run.root().join(&recorded), player, "root {root}");
+        }
+        let run = RunDir {
+            root: "runs/q".into(),
+        };
+        let outside = Path::new("/elsewhere/players/p");
+        assert_eq!(
+            run.relative(outside),
+            outside,
+            "a path outside stays as it is"
+        );
     }
 
     #[test]

@@ -1,16 +1,18 @@
 //! `xqz report`: one self-contained HTML page about a training run.
 //!
 //! The page is built from what the run directory already holds (see ARCHITECTURE.md,
-//! "The run directory"): the event log for the summary, strength, training and
-//! self-play sections, and the newest PGN records of `games/` and `matches/` for games
+//! "The run directory"): the event log for the summary, learning curve, strength,
+//! training and self-play sections, `strength/*.json` (ratings by `xqz strength`) for
+//! the post-run points of the learning curve, and the newest PGN records of `games/` and `matches/` for games
 //! replayable move by move. It needs no network: the CSS and JavaScript (in
 //! `report/`) are inlined, and the charts and boards are SVG drawn by that script from
 //! one JSON blob that this module fills.
 //!
 //! What the page shows is gathered by [`xq_pipeline::report::gather`] (tolerant of
 //! torn or incomplete events and unreadable games, which are listed on the page); this
-//! module renders it. An empty run still gives a valid page with "no data yet"; only a
-//! run directory that does not exist is an error.
+//! module renders it, and prints the learning curve's newest and best points as text.
+//! An empty run still gives a valid page with "no data yet"; only a run directory that
+//! does not exist is an error.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -20,7 +22,9 @@ use std::{
 
 use anyhow::{Context, Result};
 use serde::Serialize;
+use xq_eval::strength::AnchorTable;
 use xq_pipeline::{
+    curve::{CurvePoint, CurveSource},
     report::{PageData, Rating, Report, gather},
     rundir::{RunDir, write_atomic},
 };
@@ -30,12 +34,17 @@ const JS: &str = include_str!("report/report.js");
 
 /// Problems listed on the page; the rest are counted.
 const MAX_WARNINGS: usize = 50;
+/// Learning-curve points printed in full as text; longer curves print each source's
+/// newest and best.
+const MAX_TEXT_POINTS: usize = 10;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
 Writes RUN/report.html (or --out FILE), replaced atomically: a summary (config, totals, \
-best player), the Elo of each accepted network against the baselines and the gating \
-results with 95% intervals, loss and accuracy curves, self-play statistics, and the \
+best player), the learning curve (each accepted network's Elo on the anchored scale of \
+`xqz strength` against wall time, self-play positions and training steps, from the \
+in-run ratings, the final match and RUN/strength/*.json), the Elo of each accepted \
+network against the baselines and the gating results with 95% intervals, loss and accuracy curves, self-play statistics, and the \
 newest self-play and match games replayable move by move. The page is self-contained \
 (inline CSS, JavaScript and SVG; no network). Unreadable event lines and PGN games are \
 skipped and listed on the page.")]
@@ -65,6 +74,9 @@ pub fn run(args: Args) -> Result<()> {
     write_atomic(&out, html.as_bytes())
         .with_context(|| format!("cannot write the report to {}", out.display()))?;
     println!("wrote {}", out.display());
+    for line in curve_text(&report.data.curve) {
+        println!("{line}");
+    }
     if !report.warnings.is_empty() {
         eprintln!(
             "report: skipped {} unreadable item(s); they are listed on the page",
@@ -163,6 +175,80 @@ fn fmt_elo(elo: Option<f64>, lo: Option<f64>, hi: Option<f64>, unbounded: Option
     }
 }
 
+/// Wall time as the curve's table shows it: seconds, minutes or hours.
+fn fmt_duration(secs: u64) -> String {
+    #[allow(clippy::cast_precision_loss)]
+    let s = secs as f64;
+    if secs < 120 {
+        format!("{secs} s")
+    } else if secs < 2 * 3600 {
+        format!("{:.1} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
+    }
+}
+
+/// How a curve point was measured: the network's visits, or the post-run time control.
+fn point_settings(p: &CurvePoint) -> String {
+    match (&p.time_control, p.visits) {
+        (Some(tc), _) => tc.clone(),
+        (None, Some(v)) => format!("{v} visits"),
+        (None, None) => String::new(),
+    }
+}
+
+/// The learning curve as text lines (empty without points): every point of a short
+/// curve; of a long one, each source's newest and best (in curve order), since the
+/// page has the rest.
+fn curve_text(curve: &[CurvePoint]) -> Vec<String> {
+    if curve.is_empty() {
+        return Vec::new();
+    }
+    let shown: Vec<&CurvePoint> = if curve.len() <= MAX_TEXT_POINTS {
+        curve.iter().collect()
+    } else {
+        let mut keep = BTreeSet::new();
+        for source in [CurveSource::InRun, CurveSource::Final, CurveSource::PostRun] {
+            let of = || curve.iter().enumerate().filter(|(_, p)| p.source == source);
+            keep.extend(
+                of().max_by(|a, b| a.1.elo.total_cmp(&b.1.elo))
+                    .map(|(i, _)| i),
+            );
+            keep.extend(of().next_back().map(|(i, _)| i));
+        }
+        keep.into_iter().map(|i| &curve[i]).collect()
+    };
+    let mut lines = vec![if shown.len() == curve.len() {
+        "learning curve (anchored Elo, 95% interval):".to_owned()
+    } else {
+        format!(
+            "learning curve (anchored Elo, 95% interval; the best and newest of {} points, \
+             all on the page):",
+            curve.len()
+        )
+    }];
+    for p in shown {
+        let mut line = format!(
+            "  {:<12} step {:>8}  {:>9}  {:>9} positions  {:<8} {:+.0} [{:+.0}, {:+.0}]  {} games",
+            p.model,
+            fmt_count(p.step),
+            p.seconds.map_or_else(|| "—".to_owned(), fmt_duration),
+            fmt_count(p.positions),
+            p.source.label(),
+            p.elo,
+            p.lower,
+            p.upper,
+            p.games,
+        );
+        let settings = point_settings(p);
+        if !settings.is_empty() {
+            let _ = write!(line, " ({settings})");
+        }
+        lines.push(line);
+    }
+    lines
+}
+
 fn empty(out: &mut String, what: &str) {
     let _ = writeln!(out, "<p class=\"empty\">No data yet: {}</p>", esc(what));
 }
@@ -178,7 +264,8 @@ fn render(r: &Report) -> Result<String> {
          <title>xqzero report: {name}</title>\n<style>\n{CSS}</style>\n</head>\n<body>\n\
          <header><h1>xqzero report: <span id=\"run-name\">{name}</span></h1>\
          <p class=\"sub\">Generated {gen} from <code>{root}</code></p></header>\n\
-         <nav><a href=\"#summary\">Summary</a> <a href=\"#strength\">Strength</a> \
+         <nav><a href=\"#summary\">Summary</a> <a href=\"#curve\">Learning curve</a> \
+         <a href=\"#strength\">Strength</a> \
          <a href=\"#training\">Training</a> <a href=\"#selfplay\">Self-play</a> \
          <a href=\"#games\">Games</a></nav>\n<main>\n",
         name = esc(&r.name),
@@ -201,6 +288,7 @@ fn render(r: &Report) -> Result<String> {
         h.push_str("</ul></details></section>\n");
     }
     render_summary(&mut h, r);
+    render_curve(&mut h, d);
     render_strength(&mut h, d);
     render_training(&mut h, r);
     render_selfplay(&mut h, r);
@@ -260,6 +348,60 @@ fn render_summary(h: &mut String, r: &Report) {
         None => empty(h, "the run has no config.toml."),
     }
     h.push_str("</section>\n");
+}
+
+fn render_curve(h: &mut String, d: &PageData) {
+    h.push_str("<section id=\"curve\"><h2>Learning curve</h2>\n");
+    if d.curve.is_empty() {
+        empty(
+            h,
+            "no network has games against the anchors (in-run ratings against anchor \
+             opponents, or ratings by xqz strength in strength/*.json).",
+        );
+        h.push_str("</section>\n");
+        return;
+    }
+    let scale = AnchorTable::builtin();
+    let _ = writeln!(
+        h,
+        "<div class=\"charts\"><div class=\"chart\" data-chart=\"curve-time\"></div>\
+         <div class=\"chart\" data-chart=\"curve-positions\"></div>\
+         <div class=\"chart\" data-chart=\"curve-steps\"></div></div>\n\
+         <p class=\"hint\">Each accepted network's Elo on the anchored scale ({}; dashed \
+         lines: the anchors near the curve) with its 95% interval, placed at its \
+         acceptance: wall time since the run's first event, self-play positions, training \
+         step. In-run: the short rating after its promotion (few games, low visits); final: \
+         the run's final match; post-run: <code>xqz strength</code> \
+         (<code>strength/*.json</code>). Only games against anchors count.</p>",
+        esc(&scale.scale)
+    );
+    h.push_str(
+        "<table class=\"grid\" id=\"curve-points\"><thead><tr><th>Network</th><th>Step</th>\
+         <th>Wall time</th><th>Positions</th><th>Source</th><th>Elo [95%]</th><th>Games</th>\
+         <th>Settings</th><th>Against</th></tr></thead><tbody>\n",
+    );
+    for p in &d.curve {
+        let against: Vec<String> = p
+            .anchors
+            .iter()
+            .map(|a| format!("{} +{} ={} -{}", a.anchor, a.wins, a.draws, a.losses))
+            .collect();
+        let _ = writeln!(
+            h,
+            "<tr><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td>\
+             <td>{}</td><td>{}</td></tr>",
+            esc(&p.model),
+            fmt_count(p.step),
+            p.seconds.map_or_else(String::new, fmt_duration),
+            fmt_count(p.positions),
+            p.source.label(),
+            esc(&fmt_elo(Some(p.elo), Some(p.lower), Some(p.upper), None)),
+            p.games,
+            esc(&point_settings(p)),
+            esc(&against.join(", ")),
+        );
+    }
+    h.push_str("</tbody></table>\n</section>\n");
 }
 
 fn render_strength(h: &mut String, d: &PageData) {
@@ -435,6 +577,68 @@ mod tests {
         assert_eq!(
             esc("<a href=\"x\">'&'</a>"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
+        );
+    }
+
+    fn point(model: &str, step: u64, source: CurveSource, elo: f64) -> CurvePoint {
+        CurvePoint {
+            model: model.into(),
+            step: Some(step),
+            seconds: Some(step * 3),
+            positions: Some(step * 100),
+            elo,
+            lower: elo - 100.0,
+            upper: elo + 100.0,
+            games: 24,
+            source,
+            visits: Some(24),
+            time_control: None,
+            anchors: Vec::new(),
+        }
+    }
+
+    #[test]
+    fn a_long_curve_prints_each_sources_best_and_newest() {
+        let mut curve: Vec<CurvePoint> = (1..=20)
+            .map(|i| {
+                point(
+                    &format!("s{i:010}"),
+                    i * 100,
+                    CurveSource::InRun,
+                    -300.0 + 10.0 * i as f64,
+                )
+            })
+            .collect();
+        // The best in-run point is not the newest.
+        curve[4] = point("s0000000005", 500, CurveSource::InRun, 500.0);
+        curve.push(point("s0000002000", 2000, CurveSource::Final, 90.0));
+        let text = curve_text(&curve);
+        assert!(
+            text[0].contains("the best and newest of 21 points"),
+            "{text:?}"
+        );
+        let models: Vec<&str> = text[1..]
+            .iter()
+            .map(|l| l.split_whitespace().next().unwrap())
+            .collect();
+        assert_eq!(models, ["s0000000005", "s0000000020", "s0000002000"]);
+        assert!(
+            text[1].contains("+500 [+400, +600]  24 games (24 visits)"),
+            "{text:?}"
+        );
+        assert!(
+            text[2].contains(" in-run ") && text[3].contains(" final "),
+            "{text:?}"
+        );
+        assert!(
+            text[1].contains("25.0 min") && text[1].contains("50000 positions"),
+            "{text:?}"
+        );
+        assert!(curve_text(&[]).is_empty());
+        assert_eq!(
+            curve_text(&curve[..3]).len(),
+            4,
+            "a short curve prints every point"
         );
     }
 

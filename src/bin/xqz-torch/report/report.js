@@ -42,7 +42,8 @@
     return out;
   }
 
-  // spec: {title, xLabel, yLabel, series: [{name, points: [{x, y, lo, hi, tip, clamp, hollow}], noLine}], yMin, yMax}
+  // spec: {title, xLabel, yLabel, series: [{name, points: [{x, y, lo, hi, tip, clamp, hollow}], noLine}], yMin, yMax,
+  //        refs: [{y, label}] (labelled horizontal reference lines, inside the y range)}
   function chart(host, spec) {
     const series = spec.series.filter(function (s) { return s.points.length > 0; });
     if (series.length === 0) return false;
@@ -56,6 +57,8 @@
       });
     });
     if (xs.length === 0) return false;
+    const refs = (spec.refs || []).filter(function (r) { return fin(r.y); });
+    refs.forEach(function (r) { ys.push(r.y); });
     let x0 = Math.min.apply(null, xs), x1 = Math.max.apply(null, xs);
     let y0 = ys.length ? Math.min.apply(null, ys) : 0, y1 = ys.length ? Math.max.apply(null, ys) : 1;
     if (fin(spec.yMin)) y0 = Math.min(y0, spec.yMin);
@@ -77,6 +80,11 @@
     ticks(x0, x1, 6).forEach(function (v) {
       svg('line', { x1: sx(v), x2: sx(v), y1: T, y2: T + ph, class: 'grid' }, root);
       svg('text', { x: sx(v), y: T + ph + 15, 'text-anchor': 'middle' }, root).textContent = fmt(v);
+    });
+    refs.forEach(function (r) {
+      const g = svg('g', { class: 'ref', 'data-ref': r.label }, root);
+      svg('line', { x1: L, x2: L + pw, y1: sy(r.y), y2: sy(r.y), stroke: '#8a8f99', 'stroke-dasharray': '5 4' }, g);
+      svg('text', { x: L + pw - 4, y: sy(r.y) - 3, 'text-anchor': 'end', class: 'ref-label' }, g).textContent = r.label;
     });
     svg('rect', { x: L, y: T, width: pw, height: ph, fill: 'none', class: 'axis' }, root);
     svg('text', { x: L + pw / 2, y: H - 6, 'text-anchor': 'middle' }, root).textContent = spec.xLabel;
@@ -154,6 +162,49 @@
         return { x: fin(g.step) ? g.step : i, y: g.elo, lo: g.lo, hi: g.hi, clamp: g.unbounded, hollow: g.accepted === false, tip: eloTip(g, g.candidate) + (g.accepted === true ? ' — accepted' : g.accepted === false ? ' — rejected' : '') };
       });
       chart(byName.gate, { title: 'Gating: candidate vs accepted', xLabel: 'training step', yLabel: 'Elo', series: [{ name: 'candidate', points: pts, noLine: true }] });
+    }
+    // The learning curve: one chart per x axis, one series per rating source, and the
+    // anchors from the one just below the curve to the one just above it.
+    const curve = data.curve || [];
+    if (curve.length && (byName['curve-time'] || byName['curve-positions'] || byName['curve-steps'])) {
+      const ys = [];
+      curve.forEach(function (p) { [p.lower, p.upper].forEach(function (v) { if (fin(v)) ys.push(v); }); });
+      const lo = Math.min.apply(null, ys), hi = Math.max.apply(null, ys);
+      const anchors = (data.anchors || []).slice().sort(function (a, b) { return a.elo - b.elo; });
+      const below = anchors.filter(function (a) { return a.elo < lo; }).pop();
+      const above = anchors.filter(function (a) { return a.elo > hi; })[0];
+      const refs = anchors.filter(function (a) { return a === below || a === above || (a.elo >= lo && a.elo <= hi); })
+        .map(function (a) { return { y: a.elo, label: a.name + ' (' + (a.elo > 0 ? '+' : '') + Math.round(a.elo) + ')' }; });
+      const maxSeconds = Math.max.apply(null, curve.map(function (p) { return fin(p.seconds) ? p.seconds : 0; }));
+      const hours = maxSeconds >= 7200;
+      const sources = [['in-run', '#1f6fb4', false], ['final', '#d62728', true], ['post-run', '#2ca02c', false]];
+      const tip = function (p) {
+        let t = p.model + (fin(p.step) ? ' (step ' + p.step + ')' : '') + ', ' + p.source + ': Elo ' + Math.round(p.elo) +
+          ' [' + Math.round(p.lower) + ', ' + Math.round(p.upper) + '], ' + p.games + ' games';
+        if (fin(p.visits)) t += ' at ' + p.visits + ' visits';
+        if (p.time_control) t += ', ' + p.time_control;
+        return t;
+      };
+      const axes = [
+        ['curve-time', 'Elo against wall time', hours ? 'wall time (hours)' : 'wall time (minutes)',
+          function (p) { return fin(p.seconds) ? p.seconds / (hours ? 3600 : 60) : null; }],
+        ['curve-positions', 'Elo against self-play positions', 'self-play positions', function (p) { return p.positions; }],
+        ['curve-steps', 'Elo against training steps', 'training step', function (p) { return p.step; }],
+      ];
+      axes.forEach(function (a) {
+        if (!byName[a[0]]) return;
+        chart(byName[a[0]], {
+          title: a[1], xLabel: a[2], yLabel: 'Elo (anchored)', refs: refs,
+          series: sources.map(function (s) {
+            return {
+              name: s[0], color: s[1], noLine: s[2],
+              points: curve.filter(function (p) { return p.source === s[0]; }).map(function (p) {
+                return { x: a[3](p), y: p.elo, lo: p.lower, hi: p.upper, tip: tip(p) };
+              }),
+            };
+          }),
+        });
+      });
     }
     function seriesOf(rows, keys, xKey, scale) {
       return keys.map(function (k) {
