@@ -65,6 +65,12 @@ pub fn run(args: Args) -> Result<()> {
     write_atomic(&out, html.as_bytes())
         .with_context(|| format!("cannot write the report to {}", out.display()))?;
     println!("wrote {}", out.display());
+    if !report.run_warnings.is_empty() {
+        println!(
+            "warnings recorded by the run: {}",
+            warning_counts(&report.run_warnings)
+        );
+    }
     if !report.warnings.is_empty() {
         eprintln!(
             "report: skipped {} unreadable item(s); they are listed on the page",
@@ -246,6 +252,7 @@ fn render_summary(h: &mut String, r: &Report) {
         r.best_player.as_deref().unwrap_or("none yet"),
     );
     row("Events", &r.events.to_string());
+    row("Warnings", &warning_counts(&r.run_warnings));
     row("Generated", &utc(r.generated));
     h.push_str("</table>\n");
     match &r.config {
@@ -260,6 +267,17 @@ fn render_summary(h: &mut String, r: &Report) {
         None => empty(h, "the run has no config.toml."),
     }
     h.push_str("</section>\n");
+}
+
+/// The run's warning events by what they were about: `3 (chunk 2, pgn_game 1)`, or
+/// `none`, so skipped files are seen without reading `events.jsonl`.
+fn warning_counts(counts: &BTreeMap<&str, u64>) -> String {
+    let total: u64 = counts.values().sum();
+    if total == 0 {
+        return "none".to_owned();
+    }
+    let parts: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    format!("{total} ({})", parts.join(", "))
 }
 
 fn render_strength(h: &mut String, d: &PageData) {
@@ -436,6 +454,13 @@ mod tests {
             esc("<a href=\"x\">'&'</a>"),
             "&lt;a href=&quot;x&quot;&gt;&#39;&amp;&#39;&lt;/a&gt;"
         );
+    }
+
+    #[test]
+    fn warning_counts_name_each_kind_and_the_total() {
+        assert_eq!(warning_counts(&BTreeMap::new()), "none");
+        let counts = BTreeMap::from([("chunk", 2), ("pgn_game", 1)]);
+        assert_eq!(warning_counts(&counts), "3 (chunk 2, pgn_game 1)");
     }
 
     #[test]
