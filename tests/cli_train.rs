@@ -176,6 +176,42 @@ fn an_interrupted_run_ends_with_the_same_weights_as_an_uninterrupted_one() {
     );
 }
 
+#[test]
+fn quiet_training_still_warns_about_a_corrupt_chunk_records_it_and_the_report_counts_it() {
+    let (_dir, run, config) = setup("samples_per_position = 0.25\n");
+    write_chunk(&run, "w0", 0..4);
+    std::fs::write(run.join("data/bad-00000001.xqc"), b"not a chunk at all").unwrap();
+    let out = train(&run, &config, &[]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("warning: data/bad-00000001.xqc") && stderr.contains("(skipped)"),
+        "--quiet hid the warning: {stderr:?}"
+    );
+    let warnings = events(&run, "warning");
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    assert_eq!(warnings[0]["what"], "chunk");
+    assert_eq!(warnings[0]["action"], "skipped");
+    assert_eq!(warnings[0]["path"], "data/bad-00000001.xqc");
+    assert!(final_step(&out) > 0, "the good chunk still trains");
+
+    // A second process meets the file afresh and says so again.
+    train(&run, &config, &[]);
+    assert_eq!(events(&run, "warning").len(), 2);
+    let report = Command::new(XQZ)
+        .args(["report", "--run"])
+        .arg(&run)
+        .output()
+        .unwrap();
+    assert!(report.status.success());
+    let stdout = String::from_utf8_lossy(&report.stdout);
+    assert!(
+        stdout.contains("warnings recorded by the run: 2 (chunk 2)"),
+        "{stdout}"
+    );
+    let page = std::fs::read_to_string(run.join("report.html")).unwrap();
+    assert!(page.contains("<th>Warnings</th><td>2 (chunk 2)</td>"));
+}
+
 /// The newest checkpoint's step, if any.
 fn newest_checkpoint(run: &Path) -> Option<u64> {
     std::fs::read_dir(run.join("checkpoints"))

@@ -95,8 +95,9 @@
 //! A reader accepts a file only if the magic, version, compression, header CRC, exact
 //! length, compressed-data CRC, decompressed length, payload CRC and structure all
 //! check out, and every game move and policy move is legal where it is played;
-//! otherwise it returns a [`ChunkError`] and the window skips the file with a warning
-//! naming it. No input makes the reader panic or allocate beyond the checked payload
+//! otherwise it returns a [`ChunkError`] and the window skips the file and lists it,
+//! with the error, in its refresh report (the pipeline turns that into a warning). No
+//! input makes the reader panic or allocate beyond the checked payload
 //! length.
 
 pub mod batch;

@@ -21,6 +21,9 @@
 //! covered; the oldest chunk taken contributes only its last records so the window
 //! holds exactly `W` (or everything, if there is less). A chunk that fails to read is
 //! reported once, with its file name, and skipped; the next older chunk takes its place.
+//! The loader prints nothing: skipped files come back as data
+//! ([`RefreshReport::skipped`]) for the caller to warn about (the training pipeline
+//! shows them even under `--quiet` and records each as a `warning` event).
 //!
 //! A [`Window`] is an immutable snapshot; refreshing produces a new one and shares the
 //! chunks both contain.
@@ -254,8 +257,6 @@ pub struct WindowLoader {
     dir: PathBuf,
     size: WindowSize,
     cache: HashMap<FileKey, Cached>,
-    /// Print skipped chunks to stderr as they are found (default on).
-    pub log_warnings: bool,
 }
 
 impl WindowLoader {
@@ -264,7 +265,6 @@ impl WindowLoader {
             dir: dir.into(),
             size,
             cache: HashMap::new(),
-            log_warnings: true,
         }
     }
 
@@ -314,7 +314,6 @@ impl WindowLoader {
             let entry = match header {
                 Ok(records) => Cached::Header { records },
                 Err(e) => {
-                    self.warn(&e);
                     report.skipped.push(e);
                     Cached::Bad
                 }
@@ -399,7 +398,6 @@ impl WindowLoader {
                 let entry = match result {
                     Ok(chunk) => Cached::Loaded(Arc::new(chunk)),
                     Err(e) => {
-                        self.warn(&e);
                         report.skipped.push(e);
                         Cached::Bad
                     }
@@ -456,11 +454,5 @@ impl WindowLoader {
             })
             .collect::<Result<_, _>>()?;
         Ok(Window::from_chunks(loaded))
-    }
-
-    fn warn(&self, e: &ChunkFileError) {
-        if self.log_warnings {
-            eprintln!("warning: skipping {e}");
-        }
     }
 }

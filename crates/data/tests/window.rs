@@ -20,12 +20,6 @@ fn set_mtime(path: &Path, secs_after_epoch: u64) {
         .unwrap();
 }
 
-fn quiet(dir: &Path, size: WindowSize) -> WindowLoader {
-    let mut l = WindowLoader::new(dir, size);
-    l.log_warnings = false;
-    l
-}
-
 #[test]
 fn writer_numbers_chunks_and_continues_after_a_restart() {
     let dir = tempfile::tempdir().unwrap();
@@ -93,7 +87,7 @@ fn corrupt_truncated_and_foreign_chunks_are_skipped_with_a_warning_naming_the_fi
     )
     .unwrap();
 
-    let mut loader = quiet(dir.path(), WindowSize::Fixed(1_000_000));
+    let mut loader = WindowLoader::new(dir.path(), WindowSize::Fixed(1_000_000));
     let (window, report) = loader.refresh().unwrap();
     assert_eq!(window.len() as usize, good.records.len());
     assert_eq!(report.window_len, window.len());
@@ -131,7 +125,7 @@ fn a_tmp_file_being_written_is_ignored() {
     )
     .unwrap();
     fs::write(tmp_path(&dir.path().join("w-00000002.xqc")), &bytes).unwrap();
-    let (window, report) = quiet(dir.path(), WindowSize::Fixed(1 << 20))
+    let (window, report) = WindowLoader::new(dir.path(), WindowSize::Fixed(1 << 20))
         .refresh()
         .unwrap();
     assert!(report.skipped.is_empty(), "{:?}", report.skipped);
@@ -153,7 +147,7 @@ fn fixed_window_takes_exactly_the_newest_records_by_modification_time() {
     }
     let sizes: Vec<u64> = chunks.iter().map(|c| c.records.len() as u64).collect();
     let want = sizes[3] + sizes[2] + 5;
-    let (window, report) = quiet(dir.path(), WindowSize::Fixed(want))
+    let (window, report) = WindowLoader::new(dir.path(), WindowSize::Fixed(want))
         .refresh()
         .unwrap();
     assert_eq!(report.total_records, sizes.iter().sum::<u64>());
@@ -181,7 +175,7 @@ fn window_refresh_picks_up_new_chunks_and_drops_old_ones() {
     let pa = dir.path().join("w-00000000.xqc");
     write_chunk_atomic(&pa, &a).unwrap();
     set_mtime(&pa, 0);
-    let mut loader = quiet(dir.path(), WindowSize::Fixed(a.records.len() as u64));
+    let mut loader = WindowLoader::new(dir.path(), WindowSize::Fixed(a.records.len() as u64));
     let (w1, _) = loader.refresh().unwrap();
     let pb = dir.path().join("w-00000001.xqc");
     write_chunk_atomic(&pb, &b).unwrap();
@@ -253,7 +247,7 @@ fn a_manifest_rebuilds_the_same_window_after_new_chunks_arrive() {
         write_chunk_atomic(&path, &common::random_chunk(50 + i, 1, 20)).unwrap();
         set_mtime(&path, i * 10);
     }
-    let mut loader = quiet(dir.path(), WindowSize::Fixed(30));
+    let mut loader = WindowLoader::new(dir.path(), WindowSize::Fixed(30));
     let (window, _) = loader.refresh().unwrap();
     let manifest = window.manifest();
     let json = serde_json::to_string(&manifest).unwrap();
@@ -261,7 +255,7 @@ fn a_manifest_rebuilds_the_same_window_after_new_chunks_arrive() {
     let path = dir.path().join("w-00000003.xqc");
     write_chunk_atomic(&path, &common::random_chunk(60, 1, 20)).unwrap();
     set_mtime(&path, 100);
-    let mut fresh = quiet(dir.path(), WindowSize::Fixed(30));
+    let mut fresh = WindowLoader::new(dir.path(), WindowSize::Fixed(30));
     let rebuilt = fresh
         .load_manifest(&serde_json::from_str(&json).unwrap())
         .unwrap();
@@ -273,7 +267,7 @@ fn a_manifest_rebuilds_the_same_window_after_new_chunks_arrive() {
     );
     // A chunk named in the manifest that is gone is an error naming it.
     fs::remove_file(dir.path().join(&manifest.chunks[0].name)).unwrap();
-    let err = quiet(dir.path(), WindowSize::Fixed(30))
+    let err = WindowLoader::new(dir.path(), WindowSize::Fixed(30))
         .load_manifest(&manifest)
         .unwrap_err();
     assert!(err.to_string().contains(&manifest.chunks[0].name), "{err}");
@@ -286,7 +280,7 @@ fn chunks_that_leave_the_window_are_released_from_memory() {
     let p0 = dir.path().join("w-00000000.xqc");
     write_chunk_atomic(&p0, &first).unwrap();
     set_mtime(&p0, 0);
-    let mut loader = quiet(dir.path(), WindowSize::Fixed(first.records.len() as u64));
+    let mut loader = WindowLoader::new(dir.path(), WindowSize::Fixed(first.records.len() as u64));
     let (window, _) = loader.refresh().unwrap();
     let old = Arc::clone(&window.chunks()[0].chunk);
     drop(window);

@@ -58,12 +58,92 @@ pub enum Event {
     },
     /// A match of a network against a rating opponent.
     Rating(RatingEvent),
-    /// Something failed without stopping the run.
+    /// Something failed without stopping the run: a file skipped or repaired, a
+    /// network not exported. The typed fields (absent in logs of earlier versions) let
+    /// `xqz report` count warnings by what they were about.
     Warning {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         model: Option<String>,
         message: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        what: Option<WarningWhat>,
+        /// The file concerned, relative to the run directory when it lies inside it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        path: Option<PathBuf>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        action: Option<WarningAction>,
     },
+}
+
+/// What a warning is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningWhat {
+    /// A self-play data chunk (`data/*.xqc`) that is corrupt or truncated.
+    Chunk,
+    /// Games of a PGN file that could not be read.
+    PgnGame,
+    /// A line of `events.jsonl` torn by a full disk or a kill.
+    Events,
+    /// A checkpoint's saved state (data cursor, replay window) that cannot be used.
+    Checkpoint,
+    /// A TensorBoard event file that cannot be written.
+    Tensorboard,
+    /// A network that could not be exported or rated.
+    Model,
+    /// A kind a newer version wrote.
+    #[serde(other)]
+    Other,
+}
+
+impl WarningWhat {
+    /// The name written in `events.jsonl`, also the label `xqz report` counts under.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            WarningWhat::Chunk => "chunk",
+            WarningWhat::PgnGame => "pgn_game",
+            WarningWhat::Events => "events",
+            WarningWhat::Checkpoint => "checkpoint",
+            WarningWhat::Tensorboard => "tensorboard",
+            WarningWhat::Model => "model",
+            WarningWhat::Other => "other",
+        }
+    }
+}
+
+/// What the run did about a warning's subject.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum WarningAction {
+    /// Left out (a chunk, a game); the run goes on without it.
+    Skipped,
+    /// Mended in place (a torn line ended so the next event starts on its own).
+    Repaired,
+    /// Not used; the run starts that part afresh (a saved cursor or window).
+    Ignored,
+    /// A side activity stopped for the rest of the process (TensorBoard logging).
+    Stopped,
+    /// An action a newer version wrote.
+    #[serde(other)]
+    Other,
+}
+
+impl Event {
+    /// A warning about one file (or a part of one) that the run skipped or repaired.
+    pub fn file_warning(
+        what: WarningWhat,
+        path: impl Into<PathBuf>,
+        action: WarningAction,
+        message: impl Into<String>,
+    ) -> Event {
+        Event::Warning {
+            model: None,
+            message: message.into(),
+            what: Some(what),
+            path: Some(path.into()),
+            action: Some(action),
+        }
+    }
 }
 
 impl Event {
@@ -261,10 +341,12 @@ mod tests {
                 model: "s0000000100".into(),
                 step: 100,
             },
-            Event::Warning {
-                model: None,
-                message: "disk".into(),
-            },
+            Event::file_warning(
+                WarningWhat::Chunk,
+                "data/w-1.xqc",
+                WarningAction::Skipped,
+                "truncated",
+            ),
             Event::Gate(GateEvent {
                 candidate: "s0000000200".into(),
                 opponent: Some("s0000000100".into()),
@@ -347,6 +429,9 @@ mod tests {
             Event::Warning {
                 model: None,
                 message: "w".into(),
+                what: None,
+                path: None,
+                action: None,
             },
         ];
         let kinds: Vec<&str> = one_of_each.iter().map(Event::kind).collect();
@@ -369,6 +454,27 @@ mod tests {
         assert_eq!(log.unreadable, [2, 3]);
         assert_eq!(log.incomplete.get("rating"), Some(&1));
         assert_eq!(log.incomplete.len(), 1);
+    }
+
+    #[test]
+    fn a_warning_of_an_earlier_version_or_of_an_unknown_what_is_still_read() {
+        let text = "{\"kind\":\"warning\",\"message\":\"old\"}\n\
+                    {\"kind\":\"warning\",\"message\":\"new\",\"what\":\"gpu\",\"action\":\"melted\"}\n";
+        let log = EventLog::parse(text);
+        let whats: Vec<_> = log
+            .events()
+            .map(|e| match e {
+                Event::Warning { what, action, .. } => (*what, *action),
+                other => panic!("{other:?}"),
+            })
+            .collect();
+        assert_eq!(
+            whats,
+            [
+                (None, None),
+                (Some(WarningWhat::Other), Some(WarningAction::Other))
+            ]
+        );
     }
 
     #[test]

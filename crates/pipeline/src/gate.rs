@@ -15,7 +15,7 @@ use xq_eval::{
 };
 
 use crate::{
-    events::{Event, GateEvent},
+    events::{Event, GateEvent, WarningAction, WarningWhat},
     run::RunConfig,
     rundir::{ModelRef, RunDir},
 };
@@ -176,16 +176,26 @@ pub fn gate_once(
     let mut tb = xq_train::logging::TbLogger::new(run.logs_dir().join("gate"));
     let s = &decision.report.status;
     let step = candidate.step;
-    tb.scalar(
-        "gate/accepted",
-        f64::from(u8::from(decision.accepted)),
-        step,
-    )?;
-    if let Some(score) = s.games.score() {
-        tb.scalar("gate/score", score, step)?;
-    }
-    if let Some(e) = s.elo.filter(|e| e.elo.is_finite()) {
-        tb.scalar("gate/elo", e.elo, step)?;
+    let mut scalars = vec![("gate/accepted", f64::from(u8::from(decision.accepted)))];
+    scalars.extend(s.games.score().map(|score| ("gate/score", score)));
+    scalars.extend(
+        s.elo
+            .filter(|e| e.elo.is_finite())
+            .map(|e| ("gate/elo", e.elo)),
+    );
+    // The curves are a view of the decision, which must still be carried out when
+    // they cannot be written (a full disk).
+    for (tag, value) in scalars {
+        if let Err(e) = tb.scalar(tag, value, step) {
+            let line = run.warn(Event::file_warning(
+                WarningWhat::Tensorboard,
+                tb.dir(),
+                WarningAction::Stopped,
+                format!("TensorBoard logging stopped: {e}"),
+            ));
+            progress(GateProgress::Note(&line));
+            break;
+        }
     }
     if decision.accepted {
         run.promote(&candidate, details)?;

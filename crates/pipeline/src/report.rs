@@ -25,7 +25,7 @@ use xq_eval::{matches::MatchSummary, strength::AnchorTable};
 
 use crate::{
     curve::{CurvePoint, SelfplayTotals, learning_curve, read_strength_records, step_of},
-    events::Event,
+    events::{Event, WarningWhat},
     rundir::{RunDir, now},
 };
 
@@ -142,6 +142,9 @@ pub struct Report {
     pub train_latest: BTreeMap<String, f64>,
     pub selfplay_latest: BTreeMap<String, f64>,
     pub warnings: Vec<String>,
+    /// The run's own `warning` events (files skipped or repaired, exports that
+    /// failed), counted by what they were about; `other` for those that do not say.
+    pub run_warnings: BTreeMap<&'static str, u64>,
     pub data: PageData,
 }
 
@@ -196,6 +199,7 @@ fn thin<T: Clone>(items: Vec<T>, max: usize) -> Vec<T> {
 pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result<Report> {
     let root = run.root().to_path_buf();
     let mut warnings = Vec::new();
+    let mut run_warnings = BTreeMap::new();
     let log = run.events()?;
     let skipped = &log.unreadable;
     if !skipped.is_empty() {
@@ -299,7 +303,10 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
                     .unwrap_or_default();
                 best_player = Some(format!("{}{model}", p.display()));
             }
-            Event::Warning { .. } => {}
+            Event::Warning { what, .. } => {
+                let what = what.unwrap_or(WarningWhat::Other);
+                *run_warnings.entry(what.as_str()).or_default() += 1;
+            }
         }
     }
     for (k, n) in incomplete {
@@ -398,6 +405,7 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
         train_latest,
         selfplay_latest,
         warnings,
+        run_warnings,
         data,
     })
 }

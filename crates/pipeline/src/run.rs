@@ -575,6 +575,9 @@ fn gate_pending(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<(
             run.record(Event::Warning {
                 model: Some(m.name.clone()),
                 message: format!("{e:#}"),
+                what: Some(crate::events::WarningWhat::Model),
+                path: None,
+                action: None,
             })?;
         }
     }

@@ -16,7 +16,7 @@ use std::{
 use anyhow::{Context, Result};
 use xq_data::layout;
 
-use crate::events::{Event, EventLog, Record};
+use crate::events::{Event, EventLog, Record, WarningAction, WarningWhat};
 use serde::{Deserialize, Serialize};
 
 /// Writes a file of the run atomically ([`xq_data::io::write_bytes_atomic`], the one
@@ -348,12 +348,48 @@ impl RunDir {
             .open(&path)
             .with_context(|| format!("cannot open {}", path.display()))?;
         // A write that ran out of space may have left part of a line: end it first, so
-        // this event does not run into it (readers skip the torn line, not this one).
+        // this event does not run into it (readers skip the torn line, not this one),
+        // and say so in the same write, as a warning in the log and on stderr.
         if !ends_with_newline(&f) {
-            line.insert(0, '\n');
+            let repaired = Event::file_warning(
+                WarningWhat::Events,
+                layout::EVENTS_FILE,
+                WarningAction::Repaired,
+                "a torn line (a write cut short) was ended",
+            );
+            eprintln!(
+                "warning: {}: {}",
+                path.display(),
+                warning_message(&repaired)
+            );
+            let repaired = Record {
+                time: record.time,
+                event: repaired,
+            };
+            line.insert_str(0, &format!("\n{}\n", serde_json::to_string(&repaired)?));
         }
         f.write_all(line.as_bytes())
             .with_context(|| format!("cannot append to {}", path.display()))
+    }
+
+    /// Records a warning event (a file skipped or repaired, see
+    /// [`Event::file_warning`]; a path inside the run is stored relative to it) and
+    /// returns the line to show for it, `warning: …`. A warning that cannot be recorded
+    /// says so in its line instead of failing: it reports a fault the run survives, and
+    /// a full disk should not turn it into one the run does not.
+    pub fn warn(&self, mut event: Event) -> String {
+        if let Event::Warning {
+            path: Some(path), ..
+        } = &mut event
+            && let Ok(rel) = path.strip_prefix(&self.root)
+        {
+            *path = rel.to_path_buf();
+        }
+        let line = format!("warning: {}", warning_message(&event));
+        match self.record(event) {
+            Ok(()) => line,
+            Err(e) => format!("{line} (not recorded: {e:#})"),
+        }
     }
 
     /// The event log ([`EventLog::parse`]). Bytes that are not UTF-8 are replaced
@@ -370,6 +406,33 @@ impl RunDir {
         };
         Ok(EventLog::parse(&String::from_utf8_lossy(&bytes)))
     }
+}
+
+/// A warning's text with the file it names: `data/w-1.xqc: truncated (skipped)`.
+fn warning_message(event: &Event) -> String {
+    let Event::Warning {
+        message,
+        path,
+        action,
+        ..
+    } = event
+    else {
+        return String::new();
+    };
+    let mut text = match path {
+        Some(p) => format!("{}: {message}", p.display()),
+        None => message.clone(),
+    };
+    if let Some(a) = action {
+        text.push_str(match a {
+            WarningAction::Skipped => " (skipped)",
+            WarningAction::Repaired => " (repaired)",
+            WarningAction::Ignored => " (ignored)",
+            WarningAction::Stopped => " (stopped)",
+            WarningAction::Other => "",
+        });
+    }
+    text
 }
 
 /// Whether a file is empty or ends with a newline (true when it cannot be read: the
@@ -460,6 +523,9 @@ mod tests {
         let warning = |message: &str| Event::Warning {
             model: None,
             message: message.into(),
+            what: None,
+            path: None,
+            action: None,
         };
         run.record(warning("a")).unwrap();
         // What a write cut short by a full disk leaves behind.
@@ -471,7 +537,13 @@ mod tests {
         run.record(warning("b")).unwrap();
         let log = run.events().unwrap();
         let kinds: Vec<_> = log.events().cloned().collect();
-        assert_eq!(kinds, [warning("a"), warning("b")]);
+        let repaired = Event::file_warning(
+            WarningWhat::Events,
+            layout::EVENTS_FILE,
+            WarningAction::Repaired,
+            "a torn line (a write cut short) was ended",
+        );
+        assert_eq!(kinds, [warning("a"), repaired, warning("b")]);
         assert_eq!(log.unreadable, [2]);
         fs::remove_dir_all(&root).unwrap();
     }

@@ -28,7 +28,7 @@
 mod config;
 
 use std::{
-    path::PathBuf,
+    path::{Path, PathBuf},
     sync::{
         Arc,
         atomic::{AtomicBool, Ordering},
@@ -47,7 +47,7 @@ use xq_train::{HostBatch, Progress, StepMeans, StepStats, Trainer};
 pub use config::TrainSection;
 
 use crate::{
-    events::{Event, TrainEvent, TrainPhase},
+    events::{Event, TrainEvent, TrainPhase, WarningAction, WarningWhat},
     run::RunConfig,
     rundir::{ModelRef, RunDir},
 };
@@ -203,6 +203,28 @@ pub struct TrainSession {
     interval: EventInterval,
     holdout_top1: Option<f64>,
     observer: Option<StepObserver>,
+    warnings: Warnings,
+}
+
+/// How the session reports a file it skipped or a saved state it ignored: a
+/// `warning` event in the run's log, and a line through the caller's log, or straight
+/// on stderr when that log is muted (`xqz train --quiet` hides progress, never
+/// warnings).
+#[derive(Debug, Clone)]
+struct Warnings {
+    run: RunDir,
+    to_stderr: bool,
+}
+
+impl Warnings {
+    fn warn(&self, event: Event, log: &mut dyn FnMut(&str)) {
+        let line = self.run.warn(event);
+        if self.to_stderr {
+            eprintln!("{line}");
+        } else {
+            log(&line);
+        }
+    }
 }
 
 impl std::fmt::Debug for TrainSession {
@@ -226,6 +248,7 @@ fn chunk_meta() -> ChunkMeta {
 fn load_supervised(
     files: &[PathBuf],
     held_out_permille: u32,
+    warnings: &Warnings,
     log: &mut dyn FnMut(&str),
 ) -> Result<Supervised> {
     let split = SplitConfig {
@@ -234,11 +257,25 @@ fn load_supervised(
     };
     let (data, skipped) =
         load_pgn_files(files, &chunk_meta(), &split).context("cannot load PGN records")?;
-    for s in skipped.iter().take(5) {
-        log(&format!("warning: skipped a game: {s}"));
+    // One warning per file (a collection may hold thousands of bad games), naming the
+    // first game's problem.
+    let mut by_file: Vec<(&Path, usize, &xq_data::SkippedGame)> = Vec::new();
+    for game in &skipped {
+        match by_file.iter_mut().find(|(p, ..)| *p == game.path.as_path()) {
+            Some((_, n, _)) => *n += 1,
+            None => by_file.push((&game.path, 1, game)),
+        }
     }
-    if skipped.len() > 5 {
-        log(&format!("warning: skipped {} games in all", skipped.len()));
+    for (path, n, first) in by_file {
+        warnings.warn(
+            Event::file_warning(
+                WarningWhat::PgnGame,
+                path,
+                WarningAction::Skipped,
+                format!("{n} game(s) cannot be read, the first: {}", first.error),
+            ),
+            log,
+        );
     }
     let train = Window::from_chunk("pgn-train", data.train);
     let held_out = Window::from_chunk("pgn-held-out", data.held_out);
@@ -273,18 +310,37 @@ impl TrainSession {
         cfg: &TrainSection,
         pgn: &[PathBuf],
         progress: Progress,
+        quiet: bool,
         log: &mut dyn FnMut(&str),
     ) -> Result<TrainSession> {
+        let warnings = Warnings {
+            run: run.clone(),
+            to_stderr: quiet,
+        };
         let fresh = xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())?.is_empty();
         let mut trainer = Trainer::open(run.root(), cfg.trainer.clone())
             .with_context(|| format!("cannot open the trainer of {}", run.root().display()))?;
         trainer.set_progress(progress);
         trainer.set_tensorboard_dir(run.logs_dir().join("train"));
+        let checkpoint = || {
+            xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())
+                .ok()
+                .and_then(|mut c| c.pop())
+                .map_or_else(|| run.checkpoints_dir(), |(_, p)| p)
+        };
         let mut saved: SavedData = match trainer.data_cursor() {
             Some(v) => serde_json::from_value(v.clone()).unwrap_or_else(|e| {
-                log(&format!(
-                    "warning: ignoring the checkpoint's data cursor ({e})"
-                ));
+                warnings.warn(
+                    Event::file_warning(
+                        WarningWhat::Checkpoint,
+                        checkpoint(),
+                        WarningAction::Ignored,
+                        format!(
+                            "its data cursor cannot be read ({e}); the data streams start afresh"
+                        ),
+                    ),
+                    log,
+                );
                 SavedData::default()
             }),
             None => SavedData::default(),
@@ -298,7 +354,7 @@ impl TrainSession {
                 .as_ref()
                 .map_or(50, |p| p.held_out_permille);
             // Loaded now: the PGN files are the only data, so errors should come first.
-            supervised = Some(load_supervised(pgn, permille, log)?);
+            supervised = Some(load_supervised(pgn, permille, &warnings, log)?);
             Some((pgn.to_vec(), permille))
         } else if let Some(p) = &cfg.data.pretrain {
             if fresh {
@@ -308,10 +364,8 @@ impl TrainSession {
         } else {
             None
         };
-        let mut loader = WindowLoader::new(run.data_dir(), cfg.data.window.size());
-        loader.log_warnings = false;
         let mut selfplay = SelfplayData {
-            loader,
+            loader: WindowLoader::new(run.data_dir(), cfg.data.window.size()),
             window: None,
             prefetcher: None,
             positions: 0,
@@ -320,9 +374,15 @@ impl TrainSession {
         if !supervised_only && let Some(m) = &saved.manifest {
             match selfplay.loader.load_manifest(m) {
                 Ok(w) => selfplay.window = Some(Arc::new(w)),
-                Err(e) => log(&format!(
-                    "warning: the saved replay window cannot be rebuilt ({e}); using the newest data"
-                )),
+                Err(e) => warnings.warn(
+                    Event::file_warning(
+                        WarningWhat::Checkpoint,
+                        checkpoint(),
+                        WarningAction::Ignored,
+                        format!("its replay window cannot be rebuilt ({e}); using the newest data"),
+                    ),
+                    log,
+                ),
             }
         }
         let step = trainer.step_count();
@@ -343,6 +403,7 @@ impl TrainSession {
             interval: EventInterval::new(),
             holdout_top1: None,
             observer: None,
+            warnings,
         })
     }
 
@@ -423,7 +484,7 @@ impl TrainSession {
                 .supervised_files
                 .as_ref()
                 .context("no PGN records configured")?;
-            self.supervised = Some(load_supervised(files, *permille, log)?);
+            self.supervised = Some(load_supervised(files, *permille, &self.warnings, log)?);
         }
         self.supervised.as_mut().context("no PGN records loaded")
     }
@@ -464,8 +525,16 @@ impl TrainSession {
             .loader
             .refresh()
             .with_context(|| format!("cannot read {}", self.run.data_dir().display()))?;
-        for e in &report.skipped {
-            log(&format!("warning: skipping {e}"));
+        for e in report.skipped {
+            self.warnings.warn(
+                Event::file_warning(
+                    WarningWhat::Chunk,
+                    &e.path,
+                    WarningAction::Skipped,
+                    e.source.to_string(),
+                ),
+                log,
+            );
         }
         self.selfplay.positions = report.total_records;
         let changed = self
@@ -656,6 +725,22 @@ impl TrainSession {
         Ok(path)
     }
 
+    /// Turns the trainer's TensorBoard failure (a full disk), if any, into a warning:
+    /// the curves stop, training goes on.
+    fn warn_if_tensorboard_stopped(&mut self, log: &mut dyn FnMut(&str)) {
+        if let Some(e) = self.trainer.take_tensorboard_failure() {
+            self.warnings.warn(
+                Event::file_warning(
+                    WarningWhat::Tensorboard,
+                    self.run.logs_dir().join("train"),
+                    WarningAction::Stopped,
+                    format!("TensorBoard logging stopped: {e}"),
+                ),
+                log,
+            );
+        }
+    }
+
     /// Bookkeeping after a step: events, held-out evaluation, checkpoints, candidates.
     /// `supervised`: a pre-training step; `from_records`: any step on the PGN records
     /// (mixed-in ones after pre-training are counted apart, so the self-play losses
@@ -668,6 +753,7 @@ impl TrainSession {
         candidates: &mut Vec<ModelRef>,
         log: &mut dyn FnMut(&str),
     ) -> Result<()> {
+        self.warn_if_tensorboard_stopped(log);
         let d = &self.cfg.data;
         let (event_every, holdout_every, candidate_every) =
             (d.event_every, d.holdout_every, d.candidate_every);
@@ -783,11 +869,11 @@ impl TrainSession {
             uniform_top1: uniform / nf,
         };
         self.trainer
-            .log_scalar("holdout/policy_top1", h.policy_top1)?;
+            .log_scalar("holdout/policy_top1", h.policy_top1);
         self.trainer
-            .log_scalar("holdout/policy_loss", h.policy_loss)?;
-        self.trainer
-            .log_scalar("holdout/value_loss", h.value_loss)?;
+            .log_scalar("holdout/policy_loss", h.policy_loss);
+        self.trainer.log_scalar("holdout/value_loss", h.value_loss);
+        self.warn_if_tensorboard_stopped(log);
         self.holdout_top1 = Some(h.policy_top1);
         Ok(h)
     }
@@ -814,7 +900,7 @@ pub fn train_until(
     if stop.load(Ordering::Relaxed) || !may_train(run, cfg, max_step)? {
         return current_step(run);
     }
-    let mut session = TrainSession::open(run, cfg, &[], Progress::Off, log)?;
+    let mut session = TrainSession::open(run, cfg, &[], Progress::Off, false, log)?;
     let max_steps = max_step.map(|m| m.saturating_sub(session.step()));
     if max_steps == Some(0) {
         return Ok(session.step());
@@ -847,7 +933,7 @@ pub fn train_concurrently(
     let mut step = current_step(run)?;
     while !stop.load(Ordering::SeqCst) && max_step.is_none_or(|m| step < m) {
         if session.is_none() && may_train(run, cfg, max_step)? {
-            let mut s = TrainSession::open(run, cfg, &[], Progress::Off, log)?;
+            let mut s = TrainSession::open(run, cfg, &[], Progress::Off, false, log)?;
             s.set_observer(observer.take());
             session = Some(s);
         }
@@ -962,7 +1048,7 @@ pub fn run(args: Options) -> Result<()> {
             eprintln!("{line}");
         }
     };
-    let mut session = TrainSession::open(&run, &cfg, &args.pgn, progress, &mut log)?;
+    let mut session = TrainSession::open(&run, &cfg, &args.pgn, progress, quiet, &mut log)?;
     let target = match (args.steps, args.pgn.is_empty()) {
         (Some(n), _) => TrainTarget::Steps(n),
         (None, false) => TrainTarget::Steps(cfg.data.pretrain.as_ref().map_or(1000, |p| p.steps)),
@@ -1086,7 +1172,7 @@ mod tests {
         cfg.data.samples_per_position = 0.5;
         let p1 = random_games(&run, 2, 1) as u64;
         let stop = AtomicBool::new(false);
-        let mut s = TrainSession::open(&run, &cfg, &[], Progress::Off, &mut |_| {}).unwrap();
+        let mut s = TrainSession::open(&run, &cfg, &[], Progress::Off, false, &mut |_| {}).unwrap();
         let a = s
             .train(TrainTarget::Paced { max_steps: None }, &stop, &mut |_| {})
             .unwrap();
@@ -1141,7 +1227,8 @@ mod tests {
         });
         let positions = random_games(&run, 2, 1) as u64;
         let selfplay_steps = positions / 2 / 16;
-        let mut session = TrainSession::open(&run, &cfg, &[], Progress::Off, &mut |_| {}).unwrap();
+        let mut session =
+            TrainSession::open(&run, &cfg, &[], Progress::Off, false, &mut |_| {}).unwrap();
         let stop = AtomicBool::new(false);
         let p = session
             .train(TrainTarget::Paced { max_steps: None }, &stop, &mut |_| {})

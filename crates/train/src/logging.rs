@@ -1,5 +1,6 @@
-//! TensorBoard scalars (event files written here, framed by tensorboard-rs's record
-//! writer) and human progress output: an indicatif bar on a terminal, plain log lines
+//! TensorBoard scalars (events built from tensorboard-rs's protobuf types, framed by
+//! its record writer, written to the file here so that a failed write is an error, not
+//! the crate's panic) and human progress output: an indicatif bar on a terminal, plain log lines
 //! otherwise (so `nohup` logs stay readable).
 
 use std::fs::File;
@@ -9,7 +10,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
 use indicatif::{ProgressBar, ProgressStyle};
-use tensorboard_rs::record_writer::RecordWriter;
+use protobuf::Message;
+use tensorboard_proto::event::Event;
+use tensorboard_rs::{record_writer::RecordWriter, summary::scalar};
 
 use crate::error::TrainError;
 
@@ -47,12 +50,19 @@ pub enum Progress {
 ///
 /// Records are written synchronously, one `write` each, in TensorBoard's TFRecord
 /// framing (length, masked CRC-32C of the length, an `Event` protobuf, its masked
-/// CRC-32C). A write that fails (a full disk) is an error naming the file, never a
-/// panic, and the partial record is cut off again, so the file stays readable and
-/// later scalars can still be appended once there is space.
+/// CRC-32C), all built by tensorboard-rs and its protobuf types. Its own
+/// `EventFileWriter` is not used: it writes on a thread that panics on the first I/O
+/// error (a full disk), which would take the training run with it.
+///
+/// A write that fails is an error naming the file, never a panic; the partial record
+/// is cut off again, so the file stays readable, and the logger stops: TensorBoard
+/// curves are a view of the run, and a disk that cannot take them should cost the
+/// curves, not the run. The error is returned once, by the call that met it, so the
+/// caller can warn; later scalars are dropped.
 pub struct TbLogger {
     dir: PathBuf,
     file: Option<EventFile>,
+    stopped: bool,
 }
 
 struct EventFile {
@@ -77,6 +87,7 @@ impl TbLogger {
         TbLogger {
             dir: dir.into(),
             file: None,
+            stopped: false,
         }
     }
 
@@ -90,12 +101,26 @@ impl TbLogger {
         self.file.as_ref().map(|f| f.path.as_path())
     }
 
-    /// Adds one scalar at `step`.
+    /// Whether an earlier failure stopped the logger (see the type's documentation).
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// Adds one scalar at `step`; does nothing once the logger has stopped.
     ///
     /// # Errors
     /// If the directory or the event file cannot be created or written (a full disk,
-    /// a read-only directory); the error names the path.
+    /// a read-only directory); the error names the path, and the logger stops.
     pub fn scalar(&mut self, tag: &str, value: f64, step: u64) -> Result<(), TrainError> {
+        if self.stopped {
+            return Ok(());
+        }
+        let result = self.append_scalar(tag, value, step);
+        self.stopped = result.is_err();
+        result
+    }
+
+    fn append_scalar(&mut self, tag: &str, value: f64, step: u64) -> Result<(), TrainError> {
         let file = match &mut self.file {
             Some(f) => f,
             None => self.file.insert(EventFile::create(&self.dir)?),
@@ -171,44 +196,29 @@ fn tf_record(data: &[u8]) -> Vec<u8> {
     out
 }
 
-fn varint(out: &mut Vec<u8>, mut v: u64) {
-    while v >= 0x80 {
-        out.push((v as u8) | 0x80);
-        v >>= 7;
-    }
-    out.push(v as u8);
-}
-
-/// A length-delimited protobuf field.
-fn bytes_field(out: &mut Vec<u8>, field: u32, bytes: &[u8]) {
-    varint(out, u64::from(field << 3 | 2));
-    varint(out, bytes.len() as u64);
-    out.extend_from_slice(bytes);
-}
-
-/// `Event { wall_time: 1 (double), file_version: 3 (string) }`.
+/// The first record of an event file: `Event { wall_time, file_version }`.
 fn version_event(wall_time: f64) -> Vec<u8> {
-    let mut e = vec![0x09];
-    e.extend_from_slice(&wall_time.to_le_bytes());
-    bytes_field(&mut e, 3, b"brain.Event:2");
-    e
+    let mut e = Event::new();
+    e.set_wall_time(wall_time);
+    e.set_file_version("brain.Event:2".to_owned());
+    encode(&e)
 }
 
-/// `Event { wall_time: 1, step: 2 (int64), summary: 5 { value: 1 { tag: 1, simple_value: 2 (float) } } }`.
+/// `Event { wall_time, step, summary: tensorboard-rs's scalar summary }`.
 fn scalar_event(wall_time: f64, step: i64, tag: &str, value: f32) -> Vec<u8> {
-    let mut v = Vec::with_capacity(tag.len() + 8);
-    bytes_field(&mut v, 1, tag.as_bytes());
-    v.push(0x15);
-    v.extend_from_slice(&value.to_le_bytes());
-    let mut summary = Vec::with_capacity(v.len() + 4);
-    bytes_field(&mut summary, 1, &v);
-    let mut e = vec![0x09];
-    e.extend_from_slice(&wall_time.to_le_bytes());
-    e.push(0x10);
-    #[allow(clippy::cast_sign_loss)]
-    varint(&mut e, step as u64);
-    bytes_field(&mut e, 5, &summary);
-    e
+    let mut e = Event::new();
+    e.set_wall_time(wall_time);
+    e.set_step(step);
+    e.set_summary(scalar(tag, value));
+    encode(&e)
+}
+
+/// The protobuf bytes of an event. Encoding into memory fails only for a message with
+/// unset required fields, which proto3's `Event` does not have.
+fn encode(event: &Event) -> Vec<u8> {
+    event
+        .write_to_bytes()
+        .expect("an Event has no required fields and encodes into memory")
 }
 
 /// Progress output.
@@ -327,6 +337,18 @@ mod tests {
     }
 
     #[test]
+    fn events_decode_as_tensorboard_events_with_a_simple_value() {
+        let event = Event::parse_from_bytes(&scalar_event(2.5, 300, "loss/total", 0.5)).unwrap();
+        assert_eq!(event.get_wall_time(), 2.5);
+        assert_eq!(event.get_step(), 300);
+        let value = &event.get_summary().get_value()[0];
+        assert_eq!(value.get_tag(), "loss/total");
+        assert_eq!(value.get_simple_value(), 0.5);
+        let version = Event::parse_from_bytes(&version_event(1.0)).unwrap();
+        assert_eq!(version.get_file_version(), "brain.Event:2");
+    }
+
+    #[test]
     fn an_unwritable_log_directory_is_an_error_naming_it() {
         let dir = std::env::temp_dir().join(format!("xq-train-tb-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
@@ -338,6 +360,9 @@ mod tests {
             "{err}"
         );
         assert!(tb.path().is_none());
+        // The logger stopped: the failure is reported once, not at every scalar.
+        assert!(tb.stopped());
+        tb.scalar("loss/total", 1.0, 2).unwrap();
         std::fs::remove_file(&dir).unwrap();
     }
 

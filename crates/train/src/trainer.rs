@@ -194,6 +194,8 @@ pub struct Trainer {
     data_cursor: Option<serde_json::Value>,
     window_size: Option<u64>,
     tb: TbLogger,
+    /// The failure that stopped TensorBoard logging, until the caller takes it.
+    tb_failure: Option<TrainError>,
     progress: ProgressOut,
     interval: Interval,
 }
@@ -313,6 +315,7 @@ impl Trainer {
         let progress = ProgressOut::new(Progress::Auto, config.total_steps, 0);
         Ok(Trainer {
             tb: TbLogger::new(run_dir.join(TENSORBOARD_DIR)),
+            tb_failure: None,
             run_dir: run_dir.to_path_buf(),
             device,
             kind,
@@ -337,6 +340,21 @@ impl Trainer {
     /// the event file is created on the first scalar.
     pub fn set_tensorboard_dir(&mut self, dir: impl Into<PathBuf>) {
         self.tb = TbLogger::new(dir);
+    }
+
+    /// The error that stopped TensorBoard logging (a full disk), once: a failed write
+    /// of the curves does not fail the step, so the caller asks for it after steps
+    /// and turns it into a warning.
+    pub fn take_tensorboard_failure(&mut self) -> Option<TrainError> {
+        self.tb_failure.take()
+    }
+
+    /// Logs a scalar; a failure stops the logger and is kept for
+    /// [`Trainer::take_tensorboard_failure`].
+    fn tb_scalar(&mut self, tag: &str, value: f64, step: u64) {
+        if let Err(e) = self.tb.scalar(tag, value, step) {
+            self.tb_failure = Some(e);
+        }
     }
 
     /// Chooses how progress is shown (default: bar on a terminal, lines otherwise).
@@ -427,7 +445,7 @@ impl Trainer {
             rows.push((tags::WINDOW_SIZE, w as f64));
         }
         for (tag, v) in rows {
-            self.tb.scalar(tag, v, step)?;
+            self.tb_scalar(tag, v, step);
         }
         self.interval = Interval::new();
         Ok(())
@@ -459,10 +477,11 @@ impl Trainer {
     }
 
     /// Logs a scalar to the run's TensorBoard at the current step (e.g.
-    /// `heldout/policy_top1` from [`Trainer::evaluate`]).
-    pub fn log_scalar(&mut self, tag: &str, value: f64) -> Result<(), TrainError> {
-        self.tb.scalar(tag, value, self.step)?;
-        Ok(())
+    /// `heldout/policy_top1` from [`Trainer::evaluate`]); a failure is kept for
+    /// [`Trainer::take_tensorboard_failure`].
+    pub fn log_scalar(&mut self, tag: &str, value: f64) {
+        let step = self.step;
+        self.tb_scalar(tag, value, step);
     }
 
     /// Prints a line through the progress output (above the bar on a terminal).

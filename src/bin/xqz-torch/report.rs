@@ -77,6 +77,12 @@ pub fn run(args: Args) -> Result<()> {
     for line in curve_text(&report.data.curve) {
         println!("{line}");
     }
+    if !report.run_warnings.is_empty() {
+        println!(
+            "warnings recorded by the run: {}",
+            warning_counts(&report.run_warnings)
+        );
+    }
     if !report.warnings.is_empty() {
         eprintln!(
             "report: skipped {} unreadable item(s); they are listed on the page",
@@ -334,6 +340,7 @@ fn render_summary(h: &mut String, r: &Report) {
         r.best_player.as_deref().unwrap_or("none yet"),
     );
     row("Events", &r.events.to_string());
+    row("Warnings", &warning_counts(&r.run_warnings));
     row("Generated", &utc(r.generated));
     h.push_str("</table>\n");
     match &r.config {
@@ -402,6 +409,17 @@ fn render_curve(h: &mut String, d: &PageData) {
         );
     }
     h.push_str("</tbody></table>\n</section>\n");
+}
+
+/// The run's warning events by what they were about: `3 (chunk 2, pgn_game 1)`, or
+/// `none`, so skipped files are seen without reading `events.jsonl`.
+fn warning_counts(counts: &BTreeMap<&str, u64>) -> String {
+    let total: u64 = counts.values().sum();
+    if total == 0 {
+        return "none".to_owned();
+    }
+    let parts: Vec<String> = counts.iter().map(|(k, n)| format!("{k} {n}")).collect();
+    format!("{total} ({})", parts.join(", "))
 }
 
 fn render_strength(h: &mut String, d: &PageData) {
@@ -640,6 +658,13 @@ mod tests {
             4,
             "a short curve prints every point"
         );
+    }
+
+    #[test]
+    fn warning_counts_name_each_kind_and_the_total() {
+        assert_eq!(warning_counts(&BTreeMap::new()), "none");
+        let counts = BTreeMap::from([("chunk", 2), ("pgn_game", 1)]);
+        assert_eq!(warning_counts(&counts), "3 (chunk 2, pgn_game 1)");
     }
 
     #[test]
