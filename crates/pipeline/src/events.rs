@@ -282,6 +282,9 @@ pub struct RatingEvent {
     pub is_final: bool,
     #[serde(default)]
     pub visits: u32,
+    /// Leaf quiescence weight of the network, in percent (0: plain AlphaZero search).
+    #[serde(default)]
+    pub quiescence: u8,
     #[serde(flatten)]
     pub result: MatchSummary,
 }
@@ -424,6 +427,7 @@ mod tests {
                 step: None,
                 is_final: false,
                 visits: 1,
+                quiescence: 0,
                 result: MatchSummary::default(),
             }),
             Event::Warning {

@@ -320,7 +320,9 @@ fn write_player(
 # (and for `go depth N`); batch = leaves per network call; threads = libtorch CPU
 # threads (0 = default); tree_mb = search tree memory cap (MiB); c_puct and
 # fpu_reduction = PUCT exploration; resign_cp (0 = never) and draw_cp apply to the
-# in-process player only (the UCCI engine uses its resignscore/drawscore options).
+# in-process player only (the UCCI engine uses its resignscore/drawscore options);
+# leaf_quiescence = weight (0-1) of a quiescence search in every leaf's value and of a
+# winning-capture prior in its policy (0 = plain AlphaZero search).
 ";
     write_file(&dir.join(ENGINE_TOML), format!("{header}{toml}").as_bytes())?;
 

@@ -123,6 +123,10 @@ pub struct RatingSection {
     /// player (default: `visits`). The short ratings after each promotion use `visits`
     /// to keep the loop's time for self-play; the final figure is the player users get.
     pub final_visits: Option<u32>,
+    /// Weight in percent of the quiescence search mixed into every leaf
+    /// ([`xq_eval::tactics`]) in the final match and in every exported player; 0 (the
+    /// default) is the plain AlphaZero search. Training never uses it.
+    pub final_quiescence: u8,
     pub time_control: String,
     pub concurrency: usize,
     pub openings: String,
@@ -138,6 +142,7 @@ impl Default for RatingSection {
             final_opponents: vec!["random".into(), "greedy".into()],
             final_games: 100,
             final_visits: None,
+            final_quiescence: 0,
             time_control: "own".into(),
             concurrency: 2,
             openings: "builtin".into(),
@@ -260,6 +265,11 @@ impl RunConfig {
             .time_control
             .parse::<xq_eval::clock::TimeControl>()
             .map_err(|e| invalid("[gate] time_control", &e))?;
+        if file.rating.final_quiescence > 100 {
+            return Err(ConfigError::invalid(
+                "[rating] final_quiescence must be a percentage, 0-100",
+            ));
+        }
         if file.rating.visits == 0 || file.rating.final_visits == Some(0) {
             return Err(ConfigError::invalid(
                 "[rating] visits and final_visits must be at least 1",
@@ -429,7 +439,14 @@ fn rate(
     if games == 0 {
         return Ok(());
     }
-    let me = net_spec(run, model, visits);
+    let mut me = net_spec(run, model, visits);
+    let quiescence = match stage {
+        Stage::Promotion => 0,
+        Stage::Final => r.final_quiescence,
+    };
+    if let PlayerSpec::Net { quiescence_pct, .. } = &mut me {
+        *quiescence_pct = quiescence;
+    }
     let time_control = r.time_control.parse()?;
     let openings = xq_eval::openings::from_spec(&r.openings, r.seed)
         .with_context(|| format!("[rating] openings {:?}", r.openings))?;
@@ -469,6 +486,7 @@ fn rate(
             step: Some(model.step),
             is_final: stage == Stage::Final,
             visits,
+            quiescence,
             result: report.summary(),
         }))?;
         if let (Some(e), "rating") = (report.status.elo.filter(|e| e.elo.is_finite()), tag) {
@@ -518,6 +536,7 @@ fn after_promotion(
             binary,
             settings: xq_eval::net::NetSettings {
                 visits: cfg.file.rating.final_visits(),
+                leaf_quiescence: f32::from(cfg.file.rating.final_quiescence) / 100.0,
                 ..xq_eval::net::NetSettings::default()
             },
             name: None,
@@ -949,6 +968,32 @@ pub fn run(args: Options, obs: SharedObserver) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_shipped_run_config_loads() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+        let mut loaded = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if !name.ends_with(".toml") || name.starts_with("tournament-") {
+                continue;
+            }
+            let cfg = RunConfig::load(&path).unwrap_or_else(|e| panic!("{name}: {e:#}"));
+            assert!(cfg.file.rating.final_quiescence <= 100, "{name}");
+            loaded += 1;
+        }
+        assert!(loaded >= 6, "{loaded} configs");
+    }
+
+    #[test]
+    fn final_quiescence_is_a_percentage() {
+        let cfg = RunConfig::parse("[rating]\nfinal_quiescence = 75\n").unwrap();
+        assert_eq!(cfg.file.rating.final_quiescence, 75);
+        assert_eq!(RunConfig::parse("").unwrap().file.rating.final_quiescence, 0);
+        let err = RunConfig::parse("[rating]\nfinal_quiescence = 101\n").unwrap_err();
+        assert!(err.to_string().contains("final_quiescence"), "{err}");
+    }
 
     #[test]
     fn the_final_match_uses_final_visits_and_promotion_ratings_use_visits() {

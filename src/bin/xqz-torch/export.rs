@@ -39,6 +39,10 @@ pub struct Args {
     /// libtorch CPU threads (0 = libtorch's default).
     #[arg(long, default_value_t = 0)]
     threads: usize,
+    /// Weight in percent of a quiescence search mixed into every leaf's value and of a
+    /// winning-capture prior mixed into its policy (0 = plain AlphaZero search).
+    #[arg(long, default_value_t = 0, value_parser = clap::value_parser!(u8).range(0..=100))]
+    quiescence: u8,
 }
 
 pub fn run(args: Args) -> Result<()> {
@@ -47,6 +51,7 @@ pub fn run(args: Args) -> Result<()> {
         visits: args.visits,
         batch: args.batch,
         threads: args.threads,
+        leaf_quiescence: f32::from(args.quiescence) / 100.0,
         ..NetSettings::default()
     };
     let summary = export_player(&ExportOptions {
