@@ -61,6 +61,11 @@ pub struct RunOptions {
     pub progress_interval_secs: f64,
     /// When set, no new game starts; games in progress are finished and written.
     pub stop: Option<std::sync::Arc<AtomicBool>>,
+    /// When the run must be over (a training run's budget): games still in progress
+    /// then are abandoned, unwritten (counted in [`Snapshot::abandoned`]). An unfinished
+    /// game has no result to train the value head on, and finishing it could take
+    /// minutes of searches.
+    pub deadline: Option<Instant>,
     /// Called with the counters every so often and once at the end (event logs,
     /// TensorBoard), whatever the progress mode.
     pub observer: Option<Observer>,
@@ -179,6 +184,7 @@ pub fn run(
         swap_pending: &swap_pending,
         abort: &abort,
         stop,
+        deadline: options.deadline,
         games: options.games,
         seed: options.seed,
     };
@@ -288,6 +294,7 @@ struct Shared<'a> {
     swap_pending: &'a AtomicBool,
     abort: &'a AtomicBool,
     stop: &'a AtomicBool,
+    deadline: Option<Instant>,
     games: Option<u64>,
     seed: u64,
 }
@@ -367,6 +374,10 @@ impl<'a> Group<'a> {
         let mut with_leaves: Vec<usize> = Vec::new();
         loop {
             if self.shared.abort.load(Relaxed) {
+                return Ok(());
+            }
+            if self.shared.deadline.is_some_and(|d| Instant::now() >= d) {
+                self.abandon();
                 return Ok(());
             }
             // 1. Move every game on until its search has leaves to evaluate.
@@ -504,6 +515,16 @@ impl<'a> Group<'a> {
                 at += m;
                 g.search.apply(&evals)?;
             }
+        }
+    }
+
+    /// Drops the games in progress at the deadline, counting them.
+    fn abandon(&mut self) {
+        for slot in &mut self.slots {
+            if let SlotState::Ready(_) | SlotState::Searching(_) = slot.state {
+                self.shared.counters.abandoned.fetch_add(1, Relaxed);
+            }
+            slot.state = SlotState::Retired;
         }
     }
 
