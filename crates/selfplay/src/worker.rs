@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -167,7 +167,10 @@ pub fn run(
     let model_name = evaluator.name();
 
     let (to_server, server_rx) = mpsc::channel::<ToServer>();
-    let (to_writer, writer_rx) = mpsc::channel::<Box<FinishedGame>>();
+    // Bounded: games that outrun the writer wait for it, so no backlog of finished
+    // games is left to write when the run must end (a deadline bounds play, and the
+    // writing must not add minutes after it).
+    let (to_writer, writer_rx) = mpsc::sync_channel::<Box<FinishedGame>>(config.parallel_games);
     let (models_tx, models_rx) = mpsc::channel::<Box<dyn Evaluator>>();
     let mut group_txs = Vec::with_capacity(threads);
     let mut group_rxs = Vec::with_capacity(threads);
@@ -361,7 +364,7 @@ impl<'a> Group<'a> {
         mut self,
         to_server: &Sender<ToServer>,
         rx: &Receiver<ToGroup>,
-        to_writer: &Sender<Box<FinishedGame>>,
+        to_writer: &SyncSender<Box<FinishedGame>>,
     ) -> Result<(), SelfplayError> {
         let config = self.shared.config;
         let k = config.leaves_per_game;
@@ -534,7 +537,7 @@ impl<'a> Group<'a> {
         &mut self,
         i: usize,
         k: usize,
-        to_writer: &Sender<Box<FinishedGame>>,
+        to_writer: &SyncSender<Box<FinishedGame>>,
     ) -> Result<bool, SelfplayError> {
         let config = self.shared.config;
         let counters = self.shared.counters;
