@@ -215,6 +215,63 @@ fn a_run_killed_at_several_moments_resumes_and_finishes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The budget bounds the whole run, final match included: a final match far too long
+/// for its reserve is cut (in both modes), and the summary and events say so.
+#[test]
+fn a_run_ends_within_its_budget_even_when_the_final_match_cannot_fit() {
+    const BUDGET_SECONDS: f64 = 30.0;
+    for mode in ["sync", "concurrent"] {
+        let dir = temp(&format!("budget-{mode}"));
+        let config = dir.join("tiny.toml");
+        std::fs::write(
+            &config,
+            TINY.replace("mode = \"sync\"", &format!("mode = \"{mode}\""))
+                .replace("budget_minutes = 0.7", "budget_minutes = 0.5")
+                .replace(
+                    "final_reserve_minutes = 0.1",
+                    "final_reserve_minutes = 0.15",
+                )
+                .replace("final_games = 2", "final_games = 5000\nfinal_visits = 32"),
+        )
+        .unwrap();
+        let run = dir.join("run");
+        let t = Instant::now();
+        let out = Command::new(XQZ)
+            .args(["run", "--config"])
+            .arg(&config)
+            .arg("--run")
+            .arg(&run)
+            .output()
+            .unwrap();
+        let wall = t.elapsed().as_secs_f64();
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "{stdout}\n{stderr}");
+        // The budget is counted from the loop's start; process start-up (libtorch
+        // included) and the last move of each cut game are the tolerance.
+        let spent = state(&run)["elapsed_seconds"].as_f64().unwrap();
+        assert!(
+            spent <= BUDGET_SECONDS + 3.0,
+            "{mode}: {spent} s spent\n{stderr}"
+        );
+        assert!(
+            wall <= BUDGET_SECONDS + 10.0,
+            "{mode}: {wall} s of wall time"
+        );
+        let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+        for e in events.lines() {
+            let e: serde_json::Value = serde_json::from_str(e).unwrap();
+            if e["kind"] == "rating" && e["final"] == true {
+                assert_eq!(e["planned_games"], 5000, "{e}");
+                assert!(e["games"].as_u64().unwrap() < 5000, "{e}");
+                assert!(e["cutoff"].is_string(), "{e}");
+                assert!(stdout.contains("of 5000 games"), "{stdout}");
+            }
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+}
+
 #[test]
 fn concurrent_mode_trains_gates_and_finishes() {
     let dir = temp("concurrent");

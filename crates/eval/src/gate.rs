@@ -4,10 +4,12 @@
 //! configured the match stops as soon as it is decided and the candidate is accepted
 //! exactly when H1 (it is at least `elo1` better than `elo0`) is accepted; if the game
 //! limit comes first, the score decides against `threshold`. Without an SPRT the full
-//! number of games is played and the score decides.
+//! number of games is played and the score decides. A gate with a deadline that cuts
+//! the match before the SPRT decides makes no decision from the games it has
+//! ([`OUT_OF_TIME`]): too few games for the SPRT are too few for the threshold too.
 
 use crate::{
-    matches::{MatchConfig, MatchError, MatchReport, PlayerFactory, run_match},
+    matches::{MatchConfig, MatchError, MatchReport, PlayerFactory, run_match_until},
     stats::SprtDecision,
 };
 
@@ -17,13 +19,19 @@ pub struct GateConfig {
     pub matches: MatchConfig,
     /// Score the candidate needs when the SPRT is undecided or absent (e.g. 0.55).
     pub threshold: f64,
+    /// When the match must be over (see [`run_match_until`]).
+    pub deadline: Option<std::time::Instant>,
 }
+
+/// The reason of a gate whose match the deadline cut before a decision: the candidate
+/// is not accepted, and a caller that can gate it again later should.
+pub const OUT_OF_TIME: &str = "out_of_time";
 
 /// The verdict and the match behind it.
 #[derive(Debug, Clone)]
 pub struct GateDecision {
     pub accepted: bool,
-    /// `sprt_h1`, `sprt_h0`, `threshold_met` or `threshold_missed`.
+    /// `sprt_h1`, `sprt_h0`, `threshold_met`, `threshold_missed` or [`OUT_OF_TIME`].
     pub reason: &'static str,
     pub report: MatchReport,
 }
@@ -38,11 +46,18 @@ pub fn gate(
     config: &GateConfig,
     progress: &mut dyn FnMut(&crate::matches::MatchStatus),
 ) -> Result<GateDecision, MatchError> {
-    let report = run_match(candidate, accepted, &config.matches, progress)?;
+    let report = run_match_until(
+        candidate,
+        accepted,
+        &config.matches,
+        config.deadline,
+        progress,
+    )?;
     let score = report.status.games.score().unwrap_or(0.0);
     let (accepted, reason) = match report.decision {
         Some(SprtDecision::AcceptH1) => (true, "sprt_h1"),
         Some(SprtDecision::AcceptH0) => (false, "sprt_h0"),
+        _ if report.cutoff.is_some() => (false, OUT_OF_TIME),
         _ if score >= config.threshold => (true, "threshold_met"),
         _ => (false, "threshold_missed"),
     };
@@ -81,6 +96,7 @@ mod tests {
                 event: "gate".into(),
             },
             threshold: 0.55,
+            deadline: None,
         }
     }
 
@@ -105,5 +121,14 @@ mod tests {
         assert!(!d.accepted);
         assert_eq!(d.reason, "threshold_missed");
         assert_eq!(d.report.games.len(), 40);
+    }
+
+    #[test]
+    fn a_gate_cut_by_its_deadline_before_a_decision_accepts_nothing() {
+        let mut cfg = config(false);
+        cfg.deadline = Some(std::time::Instant::now());
+        let d = gate(&strong, &weak, &cfg, &mut |_| {}).unwrap();
+        assert!(!d.accepted);
+        assert_eq!(d.reason, OUT_OF_TIME);
     }
 }

@@ -7,6 +7,13 @@
 //! on the number of workers. After each finished pair the pentanomial statistics are
 //! updated and, with an SPRT configured, the match stops as soon as it is decided
 //! (pairs already under way are finished and counted).
+//!
+//! A match may have a deadline ([`run_match_until`]): no pair starts that the time left
+//! cannot fit (estimated from the mean wall time of the pairs finished so far), and the
+//! games still under way when the deadline comes are stopped between moves and their
+//! pairs discarded. A stopped game has no result, and counting the finished half of a
+//! pair alone would undo the colour balance that pairing exists for; the report says
+//! how many games were discarded and why the match ended early ([`Cutoff`]).
 
 use std::{
     fs::OpenOptions,
@@ -18,6 +25,7 @@ use std::{
         mpsc,
     },
     thread,
+    time::{Duration, Instant},
 };
 
 use crate::{
@@ -33,7 +41,7 @@ use xq_core::{
 use crate::{
     openings::Opening,
     player::{Player, PlayerError},
-    referee::{GameSettings, PlayedGame, play_game, to_pgn},
+    referee::{GameSettings, PlayedGame, play_game_until, to_pgn},
 };
 
 /// Builds a fresh instance of a player (one per worker thread).
@@ -111,6 +119,32 @@ pub struct MatchReport {
     pub games: Vec<PlayedGame>,
     /// The SPRT's decision, if one was configured.
     pub decision: Option<SprtDecision>,
+    /// Why the match ended before its planned games for lack of time, if it did.
+    pub cutoff: Option<Cutoff>,
+    /// Games played (or under way) in pairs that the deadline cut and that are not
+    /// counted.
+    pub discarded_games: usize,
+}
+
+/// Why a match with a deadline played fewer games than planned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Cutoff {
+    /// The time left could not fit another pair, by the pairs played so far; every
+    /// pair begun was finished.
+    NoTimeForPair,
+    /// The deadline came with pairs under way; they were stopped and discarded.
+    Deadline,
+}
+
+impl Cutoff {
+    /// How the cut reads in a log line or summary.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Cutoff::NoTimeForPair => "no time left for another pair",
+            Cutoff::Deadline => "stopped at the deadline",
+        }
+    }
 }
 
 /// A match's result as a record: what `xqz match --json` writes and what the
@@ -140,6 +174,12 @@ pub struct MatchSummary {
     pub pentanomial: [u64; 5],
     pub sprt: Option<SprtState>,
     pub decision: Option<SprtDecision>,
+    /// Games the match was to play (0 in records written before this was kept).
+    pub planned_games: u64,
+    /// Why fewer games than planned were played for lack of time, if so.
+    pub cutoff: Option<Cutoff>,
+    /// Games of pairs cut at the deadline, not counted in `games`.
+    pub discarded_games: u64,
 }
 
 fn elo_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
@@ -193,6 +233,9 @@ impl MatchReport {
                 upper: t.upper,
             }),
             decision: self.decision,
+            planned_games: s.planned_games as u64,
+            cutoff: self.cutoff,
+            discarded_games: self.discarded_games as u64,
         }
     }
 }
@@ -236,6 +279,36 @@ pub fn run_match(
     config: &MatchConfig,
     progress: &mut dyn FnMut(&MatchStatus),
 ) -> Result<MatchReport, MatchError> {
+    run_match_until(a, b, config, None, progress)
+}
+
+/// The mean wall time of the pairs finished so far: what the next pair is expected to
+/// take.
+#[derive(Debug, Default)]
+struct Pace {
+    total: Duration,
+    pairs: u32,
+}
+
+impl Pace {
+    fn expected(&self) -> Option<Duration> {
+        (self.pairs > 0).then(|| self.total / self.pairs)
+    }
+}
+
+/// [`run_match`] that ends by `deadline` (see the module's documentation): the time is
+/// a budget the caller must keep (a training run's), so the match gives up games rather
+/// than overrun it.
+///
+/// # Errors
+/// As [`run_match`].
+pub fn run_match_until(
+    a: &PlayerFactory<'_>,
+    b: &PlayerFactory<'_>,
+    config: &MatchConfig,
+    deadline: Option<Instant>,
+    progress: &mut dyn FnMut(&MatchStatus),
+) -> Result<MatchReport, MatchError> {
     if config.openings.is_empty() {
         return Err(MatchError::NoOpenings);
     }
@@ -263,6 +336,10 @@ pub fn run_match(
     };
     let next = AtomicUsize::new(0);
     let stop = AtomicBool::new(false);
+    let pace = Mutex::new(Pace::default());
+    let cutoff = Mutex::new(None::<Cutoff>);
+    let discarded = AtomicUsize::new(0);
+    let past_deadline = || deadline.is_some_and(|d| Instant::now() >= d);
     let (tx, rx) = mpsc::channel::<(usize, PlayedGame, PlayedGame)>();
     let slots = Arc::new(Mutex::new(first));
     let mut status = MatchStatus {
@@ -282,6 +359,13 @@ pub fn run_match(
         for _ in 0..workers {
             let tx = tx.clone();
             let (next, stop, slots) = (&next, &stop, slots.clone());
+            let (pace, cutoff, discarded, past_deadline) =
+                (&pace, &cutoff, &discarded, &past_deadline);
+            // The first cut wins: a worker that finds no time for a pair does not hide
+            // one that was stopped at the deadline, or the other way round.
+            let cut = move |why: Cutoff| {
+                cutoff.lock().expect("cutoff").get_or_insert(why);
+            };
             scope.spawn(move || {
                 let (mut pa, mut pb) = slots
                     .lock()
@@ -293,23 +377,47 @@ pub fn run_match(
                     if i >= pairs_planned || stop.load(Ordering::SeqCst) {
                         break;
                     }
+                    if let Some(d) = deadline {
+                        let expected = pace.lock().expect("pace").expected();
+                        let left = d.saturating_duration_since(Instant::now());
+                        if left.is_zero() || expected.is_some_and(|e| e > left) {
+                            cut(Cutoff::NoTimeForPair);
+                            break;
+                        }
+                    }
                     let opening = &config.openings[i % config.openings.len()];
-                    let g1 = play_game(
+                    let started = Instant::now();
+                    let g1 = play_game_until(
                         pa.as_mut(),
                         pb.as_mut(),
                         &opening.start,
                         &opening.moves,
                         &config.settings,
                         game_seed(config.seed, 2 * i),
+                        past_deadline,
                     );
-                    let g2 = play_game(
-                        pb.as_mut(),
-                        pa.as_mut(),
-                        &opening.start,
-                        &opening.moves,
-                        &config.settings,
-                        game_seed(config.seed, 2 * i + 1),
-                    );
+                    let g2 = g1.as_ref().and_then(|_| {
+                        play_game_until(
+                            pb.as_mut(),
+                            pa.as_mut(),
+                            &opening.start,
+                            &opening.moves,
+                            &config.settings,
+                            game_seed(config.seed, 2 * i + 1),
+                            past_deadline,
+                        )
+                    });
+                    // The game under way, and the pair's first game if it was over.
+                    let lost = if g1.is_some() { 2 } else { 1 };
+                    let (Some(g1), Some(g2)) = (g1, g2) else {
+                        discarded.fetch_add(lost, Ordering::SeqCst);
+                        cut(Cutoff::Deadline);
+                        break;
+                    };
+                    let mut p = pace.lock().expect("pace");
+                    p.total += started.elapsed();
+                    p.pairs += 1;
+                    drop(p);
                     if tx.send((i, g1, g2)).is_err() {
                         break;
                     }
@@ -361,6 +469,8 @@ pub fn run_match(
         status,
         games: games.into_iter().map(|g| g.1).collect(),
         decision,
+        cutoff: cutoff.into_inner().expect("cutoff"),
+        discarded_games: discarded.into_inner(),
     })
 }
 
@@ -441,6 +551,49 @@ mod tests {
                 .iter()
                 .all(|g| g.result.is_some() && !g.moves.is_empty())
         );
+    }
+
+    #[test]
+    fn a_match_with_a_deadline_ends_by_it_and_counts_only_whole_pairs() {
+        let cfg = config(10_000, 2);
+        let started = Instant::now();
+        let deadline = started + Duration::from_millis(400);
+        let report =
+            run_match_until(&alphabeta, &random, &cfg, Some(deadline), &mut |_| {}).unwrap();
+        // One move of depth-1 alpha-beta is far below the slack.
+        assert!(
+            started.elapsed() < Duration::from_millis(1_400),
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(report.cutoff.is_some());
+        assert!(report.games.len() < 10_000);
+        assert_eq!(report.games.len() % 2, 0, "whole pairs only");
+        let summary = report.summary();
+        assert_eq!(summary.games as usize, report.games.len());
+        assert_eq!(summary.planned_games, 10_000);
+        assert_eq!(summary.cutoff, report.cutoff);
+    }
+
+    #[test]
+    fn a_match_past_its_deadline_starts_no_pair() {
+        let report = run_match_until(
+            &random,
+            &random,
+            &config(8, 2),
+            Some(Instant::now()),
+            &mut |_| {},
+        )
+        .unwrap();
+        assert!(report.games.is_empty());
+        assert_eq!(report.cutoff, Some(Cutoff::NoTimeForPair));
+        assert_eq!(report.discarded_games, 0);
+    }
+
+    #[test]
+    fn a_match_without_a_deadline_is_never_cut() {
+        let report = run_match(&random, &random, &config(4, 2), &mut |_| {}).unwrap();
+        assert_eq!((report.games.len(), report.cutoff), (4, None));
     }
 
     /// Game seeds pick the openings of recorded matches: pinned so that a refactor of

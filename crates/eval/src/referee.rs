@@ -232,6 +232,24 @@ pub fn play_game(
     settings: &GameSettings,
     seed: u64,
 ) -> PlayedGame {
+    let Some(game) = play_game_until(red, black, start, opening, settings, seed, &|| false) else {
+        unreachable!("a game that is never stopped ends by itself")
+    };
+    game
+}
+
+/// [`play_game`], stopped between moves as soon as `stop` says so (a deadline): a
+/// stopped game has no result and is `None`. A stopped game is not adjudicated: who
+/// stands better when time runs out is not who wins, so callers discard it.
+pub fn play_game_until(
+    red: &mut dyn Player,
+    black: &mut dyn Player,
+    start: &Position,
+    opening: &[Move],
+    settings: &GameSettings,
+    seed: u64,
+    stop: &dyn Fn() -> bool,
+) -> Option<PlayedGame> {
     let mut game = Game::with_config(start.clone(), settings.rules);
     for &m in opening {
         game.play_unchecked(m);
@@ -263,7 +281,7 @@ pub fn play_game(
             Some(color.other()),
             Termination::Forfeit(e.to_string()),
         );
-        return played;
+        return Some(played);
     }
     let mut clock = Clock::new(settings.time_control);
     // Draw offers (23.1): the offer standing from the previous ply, and who made the
@@ -275,12 +293,15 @@ pub fn play_game(
     // analysis of every earlier ply).
     if let Some(o) = game.outcome() {
         finish(&mut played, o.winner, Termination::Rules(o.reason));
-        return played;
+        return Some(played);
     }
     loop {
+        if stop() {
+            return None;
+        }
         if game.ply() >= settings.max_plies {
             finish(&mut played, None, Termination::MaxLength);
-            return played;
+            return Some(played);
         }
         let side = game.position().turn();
         let player: &mut dyn Player = match side {
@@ -315,7 +336,7 @@ pub fn play_game(
                     Some(side.other()),
                     Termination::Forfeit(e.to_string()),
                 );
-                return played;
+                return Some(played);
             }
         };
         if !clock.punch(side.index(), elapsed) {
@@ -331,16 +352,16 @@ pub fn play_game(
                     played.moves.push(m);
                     played.infos.push(reply.info);
                     finish(&mut played, o.winner, Termination::Rules(o.reason));
-                    return played;
+                    return Some(played);
                 }
             }
             finish(&mut played, Some(side.other()), Termination::TimeForfeit);
-            return played;
+            return Some(played);
         }
         let m = match reply.decision {
             Decision::Resign => {
                 finish(&mut played, Some(side.other()), Termination::Resignation);
-                return played;
+                return Some(played);
             }
             Decision::Move(m) => m,
         };
@@ -355,7 +376,7 @@ pub fn play_game(
                 Some(side.other()),
                 Termination::IllegalMove(m.to_string()),
             );
-            return played;
+            return Some(played);
         }
         let ply = game.ply();
         game.play_unchecked(m);
@@ -365,12 +386,12 @@ pub fn play_game(
         // before any draw offer made with it (2.1, 4.1.1; 22.5 ranks them first).
         if let Some(o) = game.adjudicate() {
             finish(&mut played, o.winner, Termination::Rules(o.reason));
-            return played;
+            return Some(played);
         }
         if reply.offer_draw {
             if standing_offer == Some(side.other()) {
                 finish(&mut played, None, Termination::DrawAgreement);
-                return played;
+                return Some(played);
             }
             if last_offer_by == Some(side) {
                 played.fouls.push(Foul {
@@ -381,7 +402,7 @@ pub fn play_game(
                 standing_offer = None;
                 if played.fouls.iter().filter(|f| f.side == side).count() >= FOULS_THAT_LOSE {
                     finish(&mut played, Some(side.other()), Termination::ThreeFouls);
-                    return played;
+                    return Some(played);
                 }
             } else {
                 last_offer_by = Some(side);
@@ -514,6 +535,21 @@ mod tests {
     /// Red mates with b0b9 (the a8 chariot covers rank 8), or stalemates with a7a8.
     const MATE_IN_ONE: &str = "3k5/R8/9/9/9/9/9/9/9/1R2K4 w - - 0 1";
     const STALEMATE_IN_ONE: &str = "3k5/9/R8/9/9/9/9/9/9/4K4 w - - 0 1";
+
+    #[test]
+    fn a_game_stopped_between_moves_has_no_result() {
+        let asked = std::cell::Cell::new(0);
+        let stop = || {
+            asked.set(asked.get() + 1);
+            asked.get() > 3
+        };
+        let (mut red, mut black) = (RandomPlayer::new(), RandomPlayer::new());
+        let settings = GameSettings::default();
+        let start = Position::startpos();
+        let g = play_game_until(&mut red, &mut black, &start, &[], &settings, 1, &stop);
+        assert!(g.is_none());
+        assert_eq!(asked.get(), 4, "asked before each move");
+    }
 
     #[test]
     fn overstepping_the_time_loses() {

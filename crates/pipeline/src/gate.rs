@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use xq_eval::{
-    gate::{GateConfig, gate},
+    gate::{GateConfig, OUT_OF_TIME, gate},
     matches::{MatchConfig, MatchStatus, MatchSummary},
     player::{Player, PlayerError},
     referee::GameSettings,
@@ -92,13 +92,15 @@ pub enum GateProgress<'a> {
 }
 
 /// Gates the newest pending candidate, if any. Returns the decision (None: nothing to
-/// gate).
+/// gate, or a match that `deadline` cut before a decision: the candidate then stays
+/// pending, so a resumed run gates it, and a `warning` event says so).
 ///
 /// # Errors
 /// If the match cannot be played or the run directory cannot be written.
 pub fn gate_once(
     run: &RunDir,
     cfg: &GateSection,
+    deadline: Option<std::time::Instant>,
     progress: &mut dyn FnMut(GateProgress<'_>),
 ) -> Result<Option<bool>> {
     let mut pending = run.pending_candidates()?;
@@ -157,12 +159,28 @@ pub fn gate_once(
             event: format!("gate {} vs {}", candidate.name, accepted.name),
         },
         threshold: cfg.threshold,
+        deadline,
     };
     let build_a = || -> Result<Box<dyn Player>, PlayerError> { a.build() };
     let build_b = || -> Result<Box<dyn Player>, PlayerError> { b.build() };
     let decision = gate(&build_a, &build_b, &config, &mut |s| {
         progress(GateProgress::Match(s))
     })?;
+    if decision.reason == OUT_OF_TIME {
+        let line = format!(
+            "gate: {} undecided after {} of {} games ({}); it stays pending",
+            candidate.name,
+            decision.report.games.len(),
+            decision.report.status.planned_games,
+            decision.report.cutoff.map_or("", |c| c.describe()),
+        );
+        run.record(Event::Warning {
+            model: Some(candidate.name.clone()),
+            message: line.clone(),
+        })?;
+        progress(GateProgress::Note(&line));
+        return Ok(None);
+    }
     let gate_event = GateEvent {
         candidate: candidate.name.clone(),
         opponent: Some(accepted.name.clone()),
@@ -222,7 +240,7 @@ pub fn run(args: Options) -> Result<()> {
         GateProgress::Note(line) => eprintln!("{line}"),
         GateProgress::Match(s) => eprintln!("gate: {}", s.line()),
     };
-    match gate_once(&run, &cfg.file.gate, &mut print)? {
+    match gate_once(&run, &cfg.file.gate, None, &mut print)? {
         None => println!(
             "nothing to gate: no pending candidate in {}",
             run.candidates_dir().display()

@@ -13,7 +13,18 @@
 //! Each accepted network is exported as a UCCI player and rated in short matches
 //! against the fixed baselines. The loop stops when the budget (wall time across
 //! restarts, games, training steps) is spent, then rates the best player in a longer
-//! final match and prints a summary. Killing the process at any moment and running the
+//! final match and prints a summary.
+//!
+//! The wall-time budget is a promise: the run ends by it, final match included. The
+//! loop's phases end by the loop's deadline (the budget less the final reserve) and the
+//! final match by the budget's end: training stops between steps, self-play abandons
+//! the games still in progress (an unfinished game has no result to learn from),
+//! matches start no pair that the time left cannot fit and discard the pairs the
+//! deadline cuts (`xq_eval::matches::run_match_until`), and a gate cut before its
+//! decision leaves the candidate pending. The final match's opponents share what is
+//! left, each getting an equal part of the remaining time (what one leaves unused goes
+//! to the next). Events and the summary say how many of the planned games were played
+//! and why a match stopped early. Killing the process at any moment and running the
 //! same command again resumes: finished games are in chunk files, the trainer resumes
 //! from its last checkpoint, gating picks up pending candidates, and the wall time
 //! spent is kept in `state.json`.
@@ -35,7 +46,7 @@ use std::{
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use xq_eval::{
-    matches::{MatchConfig, run_match},
+    matches::{MatchConfig, run_match_until},
     player::{Player, PlayerError},
     referee::GameSettings,
     spec::PlayerSpec,
@@ -349,6 +360,21 @@ impl Budget {
     fn loop_spent(&self) -> bool {
         self.loop_left().is_some_and(|s| s <= 0.0)
     }
+
+    /// The instant `seconds_left` from now (none without a budget; now when spent).
+    fn at(seconds_left: Option<f64>) -> Option<Instant> {
+        seconds_left.map(|s| Instant::now() + Duration::from_secs_f64(s.max(0.0)))
+    }
+
+    /// When the loop's phases must be over.
+    fn loop_deadline(&self) -> Option<Instant> {
+        Budget::at(self.loop_left())
+    }
+
+    /// When the whole run, final match included, must be over.
+    fn end(&self) -> Option<Instant> {
+        Budget::at(self.limit.map(|l| l - self.elapsed()))
+    }
 }
 
 /// Time between `selfplay` events (and TensorBoard points) of a self-play phase.
@@ -427,13 +453,15 @@ impl RatingSection {
     }
 }
 
-/// Rates `model` against each opponent of `stage`; appends `rating` events.
+/// Rates `model` against each opponent of `stage` by `deadline`, which the opponents
+/// share equally (see the module's documentation); appends `rating` events.
 fn rate(
     obs: &SharedObserver,
     run: &RunDir,
     model: &ModelRef,
     r: &RatingSection,
     stage: Stage,
+    deadline: Option<Instant>,
 ) -> Result<()> {
     let (opponents, games, visits, tag) = r.plan(stage);
     if games == 0 {
@@ -451,8 +479,13 @@ fn rate(
     let openings = xq_eval::openings::from_spec(&r.openings, r.seed)
         .with_context(|| format!("[rating] openings {:?}", r.openings))?;
     let mut tb = xq_train::logging::TbLogger::new(run.logs_dir().join("rating"));
-    for opponent in opponents {
+    for (k, opponent) in opponents.iter().enumerate() {
         let spec: PlayerSpec = opponent.parse()?;
+        let share = deadline.map(|d| {
+            let now = Instant::now();
+            let left = opponents.len() - k;
+            now + d.saturating_duration_since(now) / u32::try_from(left).unwrap_or(u32::MAX)
+        });
         let config = MatchConfig {
             games,
             concurrency: r.concurrency.max(1),
@@ -473,13 +506,22 @@ fn rate(
         let build_a = || -> Result<Box<dyn Player>, PlayerError> { me.build() };
         let build_b = || -> Result<Box<dyn Player>, PlayerError> { spec.build() };
         let mut task = obs.live().then(|| obs.begin(Task::Match { tag }));
-        let report = run_match(&build_a, &build_b, &config, &mut |s| {
+        let report = run_match_until(&build_a, &build_b, &config, share, &mut |s| {
             if let Some(t) = &mut task {
                 t.update(Update::Match(s));
             }
         })?;
         drop(task);
         obs.log(&format!("{tag}: {}", report.status.line()));
+        if let Some(cut) = report.cutoff {
+            obs.log(&format!(
+                "{tag}: {} of {} planned games played ({}; {} games of cut pairs discarded)",
+                report.games.len(),
+                report.status.planned_games,
+                cut.describe(),
+                report.discarded_games
+            ));
+        }
         run.record(Event::Rating(RatingEvent {
             model: model.name.clone(),
             opponent: opponent.clone(),
@@ -525,6 +567,7 @@ fn after_promotion(
     run: &RunDir,
     cfg: &RunConfig,
     model: &ModelRef,
+    deadline: Option<Instant>,
 ) -> Result<()> {
     let binary = std::env::current_exe().context("cannot find the running xqz binary")?;
     let out = run.players_dir().join(&model.name);
@@ -550,19 +593,24 @@ fn after_promotion(
         obs.log(&format!("exported {} to {}", model.name, out.display()));
     }
     let r = &cfg.file.rating;
-    rate(obs, run, model, r, Stage::Promotion)?;
+    rate(obs, run, model, r, Stage::Promotion, deadline)?;
     Ok(())
 }
 
 /// Gates the newest pending candidate (older pending ones are recorded as superseded),
 /// once: in concurrent mode new candidates keep arriving, and the caller checks the
-/// budget between calls.
-fn gate_pending(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
+/// budget between calls. Gating, export and rating end by `deadline`.
+fn gate_pending(
+    obs: &SharedObserver,
+    run: &RunDir,
+    cfg: &RunConfig,
+    deadline: Option<Instant>,
+) -> Result<()> {
     // Live, the status after each pair moves the match's display instead of being
     // logged; the last one is logged when the match is over.
     let mut task: Option<Box<dyn TaskProgress>> = None;
     let mut last_status: Option<String> = None;
-    let decision = gate_once(run, &cfg.file.gate, &mut |p| match p {
+    let decision = gate_once(run, &cfg.file.gate, deadline, &mut |p| match p {
         GateProgress::Match(status) if obs.live() => {
             task.get_or_insert_with(|| obs.begin(Task::Match { tag: "gate" }))
                 .update(Update::Match(status));
@@ -586,7 +634,7 @@ fn gate_pending(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<(
     {
         // Export and rating only report on the network; their failure (a busy disk,
         // an opponent engine that will not start) must not stop training.
-        if let Err(e) = after_promotion(obs, run, cfg, &m) {
+        if let Err(e) = after_promotion(obs, run, cfg, &m, deadline) {
             obs.log(&format!(
                 "warning: export or rating of {} failed: {e:#}",
                 m.name
@@ -657,7 +705,9 @@ impl SelfplayEvents {
     }
 }
 
-/// One self-play phase of `games` games (or until `stop`), with the accepted network.
+/// One self-play phase of `games` games (or until `stop`), with the accepted network;
+/// the games still in progress at `deadline` are abandoned.
+#[allow(clippy::too_many_arguments)]
 fn selfplay_phase(
     obs: &SharedObserver,
     run: &RunDir,
@@ -665,7 +715,8 @@ fn selfplay_phase(
     games: Option<u64>,
     games_before: u64,
     seed: u64,
-    stop: Arc<AtomicBool>,
+    stop: Option<Arc<AtomicBool>>,
+    deadline: Option<Instant>,
 ) -> Result<Snapshot> {
     let (evaluator, watcher) = load_accepted_evaluator(run)?;
     let worker = format!("run-{}", xq_selfplay::worker_id());
@@ -698,7 +749,8 @@ fn selfplay_phase(
             ProgressMode::Lines
         },
         progress_interval_secs: 30.0,
-        stop: Some(stop),
+        stop,
+        deadline,
         observer: Some(Observer {
             every: observe_every(live),
             call: Arc::new({
@@ -717,7 +769,14 @@ fn selfplay_phase(
     drop(options);
     drop(task);
     events.finish(result.as_ref().ok().map(|s| &s.stats));
-    Ok(result?.stats)
+    let stats = result?.stats;
+    if stats.abandoned > 0 {
+        obs.log(&format!(
+            "selfplay: {} games in progress at the deadline abandoned",
+            stats.abandoned
+        ));
+    }
+    Ok(stats)
 }
 
 /// Runs the loop; returns when the budget is spent.
@@ -747,7 +806,7 @@ fn run_loop(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
         r.mode
     ));
     // Candidates left from an interrupted run are gated first.
-    gate_pending(obs, run, cfg)?;
+    gate_pending(obs, run, cfg, budget.loop_deadline())?;
     let games_left =
         |state: &RunState| (r.max_games > 0).then(|| r.max_games.saturating_sub(state.games));
     let steps_spent = |step: u64| r.max_steps > 0 && step >= r.max_steps;
@@ -764,14 +823,13 @@ fn run_loop(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
                         obs.log(l)
                     })
                 })?;
-                gate_pending(obs, run, cfg)?;
+                gate_pending(obs, run, cfg, budget.loop_deadline())?;
                 state.elapsed_seconds = budget.elapsed();
                 state.save(run)?;
                 if budget.loop_spent() || steps_spent(step) {
                     break;
                 }
                 // Self-play one generation with the accepted network.
-                let stop = Arc::new(AtomicBool::new(false));
                 let n = games_left(&state)
                     .map_or(r.games_per_generation, |g| g.min(r.games_per_generation));
                 let seed = r
@@ -780,9 +838,9 @@ fn run_loop(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
                     .wrapping_add(state.generations);
                 state.generations += 1;
                 state.save(run)?;
-                let s = with_deadline(&stop, budget.loop_left(), || {
-                    selfplay_phase(obs, run, cfg, Some(n), state.games, seed, stop.clone())
-                })?;
+                let deadline = budget.loop_deadline();
+                let before = state.games;
+                let s = selfplay_phase(obs, run, cfg, Some(n), before, seed, None, deadline)?;
                 state.games += s.games;
                 state.elapsed_seconds = budget.elapsed();
                 state.save(run)?;
@@ -797,11 +855,13 @@ fn run_loop(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
             state.generations += 1;
             state.save(run)?;
             thread::scope(|scope| -> Result<()> {
-                let sp_stop = stop.clone();
+                let sp_stop = Some(stop.clone());
                 let games = games_left(&state);
                 let before = state.games;
-                let selfplay = scope
-                    .spawn(move || selfplay_phase(obs, run, cfg, games, before, seed, sp_stop));
+                let deadline = budget.loop_deadline();
+                let selfplay = scope.spawn(move || {
+                    selfplay_phase(obs, run, cfg, games, before, seed, sp_stop, deadline)
+                });
                 let tr_stop = stop.clone();
                 let max = (r.max_steps > 0).then_some(r.max_steps);
                 // One trainer for the whole phase: it trains as far as the pacing
@@ -819,7 +879,7 @@ fn run_loop(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 });
                 let mut result = Ok(());
                 while !budget.loop_spent() && !selfplay.is_finished() && !trainer.is_finished() {
-                    if let Err(e) = gate_pending(obs, run, cfg) {
+                    if let Err(e) = gate_pending(obs, run, cfg, budget.loop_deadline()) {
                         result = Err(e);
                         break;
                     }
@@ -837,7 +897,7 @@ fn run_loop(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 state.games += s.games;
                 result
             })?;
-            gate_pending(obs, run, cfg)?;
+            gate_pending(obs, run, cfg, budget.loop_deadline())?;
         }
     }
     state.elapsed_seconds = budget.elapsed();
@@ -851,7 +911,7 @@ fn run_loop(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
                 cfg.file.rating.final_visits()
             ));
             let r = &cfg.file.rating;
-            rate(obs, run, &best, r, Stage::Final)?;
+            rate(obs, run, &best, r, Stage::Final, budget.end())?;
         }
         state.finished = true;
     }
@@ -902,15 +962,23 @@ fn summary(run: &RunDir, state: &RunState, step: u64) -> Result<()> {
     );
     for e in log.events() {
         let Event::Rating(r) = e else { continue };
+        let games = match r.result.cutoff {
+            Some(cut) => format!(
+                "{} of {} games, {}",
+                r.result.games,
+                r.result.planned_games,
+                cut.describe()
+            ),
+            None => format!("{} games", r.result.games),
+        };
         println!(
-            "  {} {} vs {}: score {} ({} games), Elo {} [{}, {}]",
+            "  {} {} vs {}: score {} ({games}), Elo {} [{}, {}]",
             if r.is_final { "final " } else { "rating" },
             r.model,
             r.opponent,
             r.result
                 .score
                 .map_or("-".into(), |s| format!("{:.1}%", 100.0 * s)),
-            r.result.games,
             fmt_elo(r.result.elo),
             fmt_elo(r.result.elo_lower),
             fmt_elo(r.result.elo_upper),

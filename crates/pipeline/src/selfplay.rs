@@ -72,6 +72,7 @@ pub fn run(args: Options) -> Result<()> {
         },
         progress_interval_secs: 10.0,
         stop: None,
+        deadline: None,
         observer: Some(Observer {
             every: Duration::from_secs(60),
             call: Arc::new({

@@ -39,6 +39,8 @@ pub struct Counters {
     pub would_resign: AtomicU64,
     pub false_positives: AtomicU64,
     pub model_swaps: AtomicU64,
+    /// Games under way at the deadline, abandoned unwritten.
+    pub abandoned: AtomicU64,
 }
 
 /// A consistent-enough copy of the counters with derived rates.
@@ -62,6 +64,7 @@ pub struct Snapshot {
     pub would_resign: u64,
     pub false_positives: u64,
     pub model_swaps: u64,
+    pub abandoned: u64,
 }
 
 impl Counters {
@@ -86,6 +89,7 @@ impl Counters {
             would_resign: g(&self.would_resign),
             false_positives: g(&self.false_positives),
             model_swaps: g(&self.model_swaps),
+            abandoned: g(&self.abandoned),
         }
     }
 }

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -61,6 +61,11 @@ pub struct RunOptions {
     pub progress_interval_secs: f64,
     /// When set, no new game starts; games in progress are finished and written.
     pub stop: Option<std::sync::Arc<AtomicBool>>,
+    /// When the run must be over (a training run's budget): games still in progress
+    /// then are abandoned, unwritten (counted in [`Snapshot::abandoned`]). An unfinished
+    /// game has no result to train the value head on, and finishing it could take
+    /// minutes of searches.
+    pub deadline: Option<Instant>,
     /// Called with the counters every so often and once at the end (event logs,
     /// TensorBoard), whatever the progress mode.
     pub observer: Option<Observer>,
@@ -162,7 +167,10 @@ pub fn run(
     let model_name = evaluator.name();
 
     let (to_server, server_rx) = mpsc::channel::<ToServer>();
-    let (to_writer, writer_rx) = mpsc::channel::<Box<FinishedGame>>();
+    // Bounded: games that outrun the writer wait for it, so no backlog of finished
+    // games is left to write when the run must end (a deadline bounds play, and the
+    // writing must not add minutes after it).
+    let (to_writer, writer_rx) = mpsc::sync_channel::<Box<FinishedGame>>(config.parallel_games);
     let (models_tx, models_rx) = mpsc::channel::<Box<dyn Evaluator>>();
     let mut group_txs = Vec::with_capacity(threads);
     let mut group_rxs = Vec::with_capacity(threads);
@@ -179,6 +187,7 @@ pub fn run(
         swap_pending: &swap_pending,
         abort: &abort,
         stop,
+        deadline: options.deadline,
         games: options.games,
         seed: options.seed,
     };
@@ -288,6 +297,7 @@ struct Shared<'a> {
     swap_pending: &'a AtomicBool,
     abort: &'a AtomicBool,
     stop: &'a AtomicBool,
+    deadline: Option<Instant>,
     games: Option<u64>,
     seed: u64,
 }
@@ -354,7 +364,7 @@ impl<'a> Group<'a> {
         mut self,
         to_server: &Sender<ToServer>,
         rx: &Receiver<ToGroup>,
-        to_writer: &Sender<Box<FinishedGame>>,
+        to_writer: &SyncSender<Box<FinishedGame>>,
     ) -> Result<(), SelfplayError> {
         let config = self.shared.config;
         let k = config.leaves_per_game;
@@ -367,6 +377,10 @@ impl<'a> Group<'a> {
         let mut with_leaves: Vec<usize> = Vec::new();
         loop {
             if self.shared.abort.load(Relaxed) {
+                return Ok(());
+            }
+            if self.shared.deadline.is_some_and(|d| Instant::now() >= d) {
+                self.abandon();
                 return Ok(());
             }
             // 1. Move every game on until its search has leaves to evaluate.
@@ -507,13 +521,23 @@ impl<'a> Group<'a> {
         }
     }
 
+    /// Drops the games in progress at the deadline, counting them.
+    fn abandon(&mut self) {
+        for slot in &mut self.slots {
+            if let SlotState::Ready(_) | SlotState::Searching(_) = slot.state {
+                self.shared.counters.abandoned.fetch_add(1, Relaxed);
+            }
+            slot.state = SlotState::Retired;
+        }
+    }
+
     /// Moves slot `i` on: finishes searches, plays moves, ends and starts games, until
     /// its search has pending leaves (returns true) or it waits or is retired.
     fn advance_slot(
         &mut self,
         i: usize,
         k: usize,
-        to_writer: &Sender<Box<FinishedGame>>,
+        to_writer: &SyncSender<Box<FinishedGame>>,
     ) -> Result<bool, SelfplayError> {
         let config = self.shared.config;
         let counters = self.shared.counters;

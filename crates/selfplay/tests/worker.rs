@@ -336,3 +336,36 @@ fn drawn_games_with_a_material_lead_write_that_sides_win_as_value_target_and_kee
         }
     }
 }
+
+#[test]
+fn games_in_progress_at_the_deadline_are_abandoned_and_only_finished_ones_written() {
+    let mut config = tiny_config();
+    config.max_plies = 400;
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let options = RunOptions {
+        run_dir: Some(dir.path().to_path_buf()),
+        games: None,
+        seed: 4,
+        progress: ProgressMode::Quiet,
+        deadline: Some(started + std::time::Duration::from_millis(300)),
+        ..RunOptions::default()
+    };
+    let summary = run(
+        &config,
+        &options,
+        Box::new(RandomEvaluator::new(1)),
+        Box::new(NoModelUpdates),
+    )
+    .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(summary.stats.abandoned >= 1, "{:?}", summary.stats);
+    assert_eq!(
+        pgn_games(&dir.path().join("games")).len() as u64,
+        summary.stats.games
+    );
+}
