@@ -177,6 +177,9 @@ pub fn gate_once(
         run.record(Event::Warning {
             model: Some(candidate.name.clone()),
             message: line.clone(),
+            what: None,
+            path: None,
+            action: None,
         })?;
         progress(GateProgress::Note(&line));
         return Ok(None);

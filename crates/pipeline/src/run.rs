@@ -1058,7 +1058,10 @@ mod tests {
     fn final_quiescence_is_a_percentage() {
         let cfg = RunConfig::parse("[rating]\nfinal_quiescence = 75\n").unwrap();
         assert_eq!(cfg.file.rating.final_quiescence, 75);
-        assert_eq!(RunConfig::parse("").unwrap().file.rating.final_quiescence, 0);
+        assert_eq!(
+            RunConfig::parse("").unwrap().file.rating.final_quiescence,
+            0
+        );
         let err = RunConfig::parse("[rating]\nfinal_quiescence = 101\n").unwrap_err();
         assert!(err.to_string().contains("final_quiescence"), "{err}");
     }
