@@ -8,7 +8,6 @@
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
-use serde::{Deserialize, Serialize};
 use xq_eval::{
     GameRecord, GameResult,
     clock::TimeControl,
@@ -16,8 +15,8 @@ use xq_eval::{
     player::{Player, PlayerError},
     referee::GameSettings,
     spec::PlayerSpec,
-    stats::{AnchorGames, AnchoredRating, LadderConfig, fit_ladder},
-    strength::{Anchor, AnchorTable, Calibration, calibration_pairs, player_name},
+    stats::{AnchorGames, LadderConfig, fit_ladder},
+    strength::{Anchor, AnchorTable, Calibration, StrengthRecord, calibration_pairs, player_name},
 };
 
 #[derive(clap::Args, Debug)]
@@ -73,24 +72,6 @@ pub struct Args {
 /// A player to rate: its specification and, for a run's network, its model name and
 /// step.
 type ToRate = (String, Option<String>, Option<u64>);
-
-/// What `xqz strength` writes for each rated player.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct StrengthFile {
-    /// The player as specified.
-    pub player: String,
-    /// The run's model name (`s0000006150`) when rated with --run.
-    pub model: Option<String>,
-    pub step: Option<u64>,
-    pub time_control: String,
-    pub seed: u64,
-    pub games_per_anchor: usize,
-    pub rating: AnchoredRating,
-    pub anchors: Vec<AnchorGames>,
-    pub matches: Vec<MatchSummary>,
-    /// How the anchors' ratings were obtained.
-    pub calibration: Calibration,
-}
 
 pub fn run(args: Args) -> Result<()> {
     ensure!(args.games > 0, "--games must be at least 1");
@@ -169,7 +150,7 @@ pub fn run(args: Args) -> Result<()> {
             "{name}: Elo {:+.0} [{:+.0}, {:+.0}] ({} games, {} points)",
             rating.elo, rating.elo_lower, rating.elo_upper, rating.games, rating.points
         );
-        let file = StrengthFile {
+        let file = StrengthRecord {
             player: text,
             model,
             step,
@@ -179,7 +160,7 @@ pub fn run(args: Args) -> Result<()> {
             rating,
             anchors: results,
             matches,
-            calibration: table.calibration.clone(),
+            calibration: Some(table.calibration.clone()),
         };
         super::write_atomic(
             &out.join(format!("{name}.json")),

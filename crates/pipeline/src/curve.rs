@@ -17,10 +17,10 @@
 
 use std::{collections::BTreeMap, fs, path::Path};
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use xq_eval::{
-    stats::{AnchorGames, AnchoredRating},
-    strength::AnchorTable,
+    stats::AnchorGames,
+    strength::{AnchorTable, StrengthRecord},
 };
 
 use crate::events::{Event, EventLog, SelfplayEvent};
@@ -71,22 +71,6 @@ pub struct CurvePoint {
     /// The time control of a post-run rating, as `xqz strength` states it.
     pub time_control: Option<String>,
     /// The games behind the rating, one entry an anchor.
-    pub anchors: Vec<AnchorGames>,
-}
-
-/// A post-run rating of one player, as `xqz strength` writes it to
-/// `RUN/strength/<player>.json`. Other fields of the file are ignored, so the writer
-/// may add to it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct StrengthRecord {
-    pub player: String,
-    /// The accepted network the player is made of, when it is one of the run's.
-    #[serde(default)]
-    pub model: Option<String>,
-    #[serde(default)]
-    pub step: Option<u64>,
-    pub time_control: String,
-    pub rating: AnchoredRating,
     pub anchors: Vec<AnchorGames>,
 }
 

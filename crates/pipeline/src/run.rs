@@ -515,11 +515,14 @@ fn rate(
         obs.log(&format!("{tag}: {}", report.status.line()));
         if let Some(cut) = report.cutoff {
             obs.log(&format!(
-                "{tag}: {} of {} planned games played ({}; {} games of cut pairs discarded)",
+                "{tag}: {} of {} planned games played ({}; {} of cut pairs discarded)",
                 report.games.len(),
                 report.status.planned_games,
                 cut.describe(),
-                report.discarded_games
+                match report.discarded_games {
+                    1 => "1 game".to_owned(),
+                    n => format!("{n} games"),
+                }
             ));
         }
         run.record(Event::Rating(RatingEvent {
@@ -718,7 +721,7 @@ fn selfplay_phase(
     stop: Option<Arc<AtomicBool>>,
     deadline: Option<Instant>,
 ) -> Result<Snapshot> {
-    let (evaluator, watcher) = load_accepted_evaluator(run)?;
+    let (evaluator, watcher) = load_accepted_evaluator(run, cfg.selfplay.threads)?;
     let worker = format!("run-{}", xq_selfplay::worker_id());
     let live = obs.live();
     let events = Arc::new(SelfplayEvents {

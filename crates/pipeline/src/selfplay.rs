@@ -52,7 +52,7 @@ pub fn run(args: Options) -> Result<()> {
         None => SelfplayConfig::default(),
     };
 
-    let (evaluator, watcher) = load_accepted_evaluator(&run_dir)?;
+    let (evaluator, watcher) = load_accepted_evaluator(&run_dir, config.threads)?;
 
     let worker = worker_id();
     let seed = args.seed.unwrap_or_else(|| seed_from(&worker));
@@ -110,34 +110,41 @@ pub fn run(args: Options) -> Result<()> {
     Ok(())
 }
 
-/// Loads the network the run's pointer names.
-fn load_accepted(run: &RunDir) -> Result<Box<dyn Evaluator>> {
+/// Loads the network the run's pointer names, to evaluate with `threads` intra-op threads.
+fn load_accepted(run: &RunDir, threads: usize) -> Result<Box<dyn Evaluator>> {
     let model = run
         .accepted()?
         .with_context(|| format!("{} names no network", run.pointer_path().display()))?;
     let path = run.model_path(&model);
-    let ev = xq_train::TorchEvaluator::load(&path, xq_train::EvaluatorOptions::default())
+    let options = xq_train::EvaluatorOptions {
+        threads,
+        ..xq_train::EvaluatorOptions::default()
+    };
+    let ev = xq_train::TorchEvaluator::load(&path, options)
         .with_context(|| format!("cannot load the accepted network {}", path.display()))?;
     Ok(Box::new(ev))
 }
 
 /// The run's accepted network (the uniform evaluator when there is none yet: the
 /// first generation) and a watcher of the pointer that swaps in each newly accepted
-/// network.
+/// network, each evaluating with `threads` intra-op threads (`[selfplay] threads`).
 ///
 /// # Errors
 /// If the pointer names a network that cannot be loaded.
-pub fn load_accepted_evaluator(run: &RunDir) -> Result<(Box<dyn Evaluator>, Box<dyn ModelSource>)> {
+pub fn load_accepted_evaluator(
+    run: &RunDir,
+    threads: usize,
+) -> Result<(Box<dyn Evaluator>, Box<dyn ModelSource>)> {
     let run_dir = run.clone();
     let pointer = run.pointer_path();
     let (evaluator, current): (Box<dyn Evaluator>, Option<u64>) = if pointer.is_file() {
         let current = content_hash(&pointer);
-        (load_accepted(&run_dir)?, current)
+        (load_accepted(&run_dir, threads)?, current)
     } else {
         (Box::new(UniformEvaluator), None)
     };
     let watcher = PointerWatcher::new(pointer, current, move |_: &Path| {
-        load_accepted(&run_dir).map_err(|e| format!("{e:#}"))
+        load_accepted(&run_dir, threads).map_err(|e| format!("{e:#}"))
     });
     Ok((evaluator, Box::new(watcher)))
 }

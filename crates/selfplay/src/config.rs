@@ -30,6 +30,14 @@ pub struct SelfplayConfig {
     /// them). With two or more, one group's search runs while the evaluator works on
     /// another group's batch, which is what keeps the evaluator busy.
     pub search_threads: usize,
+    /// libtorch intra-op CPU threads of the network evaluator (0 = libtorch's default,
+    /// one per core). 1, the default, suits the small networks self-play runs on a CPU:
+    /// the search threads keep the other cores busy, and a forward pass never waits at
+    /// an OpenMP barrier for a sibling thread that another process has descheduled. With
+    /// two intra-op threads on two cores and a CPU-bound process beside it, self-play was
+    /// measured at about 1% of its idle throughput (docs/BENCHMARKS.md, "Self-play on a
+    /// shared machine"). A GPU evaluator is not affected.
+    pub threads: usize,
     /// Leaves each game's search selects per step (with virtual loss). 1 is exact
     /// sequential MCTS per game; batching happens across games.
     pub leaves_per_game: usize,
@@ -83,6 +91,7 @@ impl Default for SelfplayConfig {
         SelfplayConfig {
             parallel_games: 128,
             search_threads: 2,
+            threads: 1,
             leaves_per_game: 1,
             max_batch: 256,
             batch_timeout_ms: 2,
@@ -127,6 +136,7 @@ impl SelfplayConfig {
             "search_threads",
             "an integer in 1..=256",
         )?;
+        check(self.threads <= 256, "threads", "an integer in 0..=256")?;
         check(
             (1..=256).contains(&self.leaves_per_game),
             "leaves_per_game",

@@ -35,6 +35,12 @@ pub struct EvaluatorOptions {
     pub weights: WeightsChoice,
     /// Half precision: `None` = on a GPU only.
     pub half: Option<bool>,
+    /// libtorch intra-op CPU threads of the thread that evaluates (0 = leave that
+    /// thread's setting). libtorch's OpenMP thread count is a per-thread setting (a
+    /// thread that is not the one that called `set_num_threads` starts with one thread
+    /// per core), so it is applied on the evaluating thread itself, before each forward
+    /// pass. Self-play uses 1 by default: see `threads` in `xq_selfplay::SelfplayConfig`.
+    pub threads: usize,
 }
 
 /// See the module documentation.
@@ -49,6 +55,7 @@ pub struct TorchEvaluator {
     sidecar: Sidecar,
     inputs: Vec<f32>,
     indices: Vec<u16>,
+    threads: usize,
 }
 
 impl TorchEvaluator {
@@ -100,6 +107,7 @@ impl TorchEvaluator {
             sidecar,
             inputs: Vec::new(),
             indices: Vec::new(),
+            threads: options.threads,
         })
     }
 
@@ -126,6 +134,9 @@ impl TorchEvaluator {
                 inputs.len(),
                 self.encoder.input_len()
             )));
+        }
+        if self.threads > 0 && tch::get_num_threads() != self.threads as i32 {
+            crate::set_num_threads(self.threads);
         }
         let _guard = tch::no_grad_guard();
         let x = Tensor::f_from_slice(inputs)?.f_view([

@@ -205,6 +205,7 @@ fn checkpoint_round_trip_gives_identical_outputs() {
                 device: DeviceChoice::Cpu,
                 weights: which,
                 half: None,
+                threads: 0,
             },
         )
         .unwrap();
@@ -226,6 +227,40 @@ fn checkpoint_round_trip_gives_identical_outputs() {
     let e = t.ema_weights();
     assert!(w.iter().zip(&e).any(|((_, a), (_, b))| !a.equal(b)));
     assert!(sidecar.exists());
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_evaluator_sets_its_threads_on_the_thread_that_evaluates() {
+    let cfg = tiny_config(OptimizerConfig::default());
+    let dir = run_dir("evaluator-threads");
+    trainer(&dir, cfg).save_checkpoint().unwrap();
+    let mut ev = TorchEvaluator::load(
+        &dir,
+        EvaluatorOptions {
+            device: DeviceChoice::Cpu,
+            threads: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    let positions = sample_positions();
+    // libtorch's thread count is per thread: a fresh thread starts with its default,
+    // and the evaluator must set its own on whichever thread runs it.
+    let threads = std::thread::spawn(move || {
+        tch::set_num_threads(2);
+        let moves = positions[0].legal_moves().to_vec();
+        let history = [positions[0].clone()];
+        let input = EvalInput {
+            history: &history,
+            moves: &moves,
+        };
+        ev.evaluate(&[input]).unwrap();
+        tch::get_num_threads()
+    })
+    .join()
+    .unwrap();
+    assert_eq!(threads, 1);
     fs::remove_dir_all(&dir).unwrap();
 }
 

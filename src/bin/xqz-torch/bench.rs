@@ -40,6 +40,29 @@ enum What {
     /// Start-up cost of a network-free command: `xqz perft --depth 1`, wall time and
     /// peak memory, against the same command run by `xqz-torch` (which maps libtorch).
     Startup(StartupArgs),
+    /// Self-play on a shared machine: the evaluator's peak positions/s, then self-play
+    /// idle and beside a CPU-bound process pinned to one core, alternating, in one run.
+    Contention(ContentionArgs),
+}
+
+#[derive(clap::Args, Debug)]
+struct ContentionArgs {
+    /// Run config whose `[selfplay]` settings and `[train] net` are measured (the
+    /// network is randomly initialised).
+    #[arg(long, default_value = "configs/quickstart.toml")]
+    config: PathBuf,
+    /// Seconds of each self-play measurement.
+    #[arg(long, default_value_t = 20.0)]
+    seconds: f64,
+    /// Rounds of (idle, contended); the report gives medians.
+    #[arg(long, default_value_t = 3)]
+    rounds: usize,
+    /// Evaluator intra-op threads (default: the config's `[selfplay] threads`).
+    #[arg(long)]
+    threads: Option<usize>,
+    /// The core the competing process is pinned to.
+    #[arg(long, default_value_t = 1)]
+    core: usize,
 }
 
 #[derive(clap::Args, Debug)]
@@ -107,6 +130,7 @@ pub fn run(args: Args) -> Result<()> {
         What::Perft(a) => bench_perft(&a),
         What::Train(a) => bench_train(&a),
         What::Startup(a) => bench_startup(&a),
+        What::Contention(a) => bench_contention(&a),
     }
 }
 
@@ -506,7 +530,7 @@ fn bench_train(a: &TrainBenchArgs) -> Result<()> {
         );
     }
     if !a.eval_batches.is_empty() {
-        for r in evaluator_throughput(&net, device, &a.eval_batches, a.eval_seconds)? {
+        for r in evaluator_throughput(&net, device, a.threads, &a.eval_batches, a.eval_seconds)? {
             println!(
                 "evaluator: batch {:>4}: {:>9.0} positions/s",
                 r.batch_size, r.positions_per_sec
@@ -514,4 +538,134 @@ fn bench_train(a: &TrainBenchArgs) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// A CPU-bound process (a shell busy loop) pinned to one core with `taskset`, killed
+/// when dropped.
+struct Hog(Child);
+
+impl Hog {
+    fn start(core: usize) -> Result<Hog> {
+        let child = Command::new("taskset")
+            .args(["-c", &core.to_string(), "sh", "-c", "while :; do :; done"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .spawn()
+            .context("cannot start the competing process (taskset, from util-linux)")?;
+        Ok(Hog(child))
+    }
+}
+
+impl Drop for Hog {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// `xqz bench contention`: see [`What::Contention`].
+fn bench_contention(a: &ContentionArgs) -> Result<()> {
+    use xq_selfplay::{ProgressMode, RunOptions, Snapshot};
+    ensure!(
+        a.seconds > 0.0 && a.rounds > 0,
+        "--seconds and --rounds must be positive"
+    );
+    let cfg = xq_pipeline::run::RunConfig::load(&a.config)?;
+    let mut selfplay = cfg.selfplay.clone();
+    if let Some(t) = a.threads {
+        selfplay.threads = t;
+    }
+    let net = cfg.train.trainer.net.clone();
+    let device = xq_train::DeviceChoice::Cpu;
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    println!(
+        "contention: {} ({}x{} network, {} games at once, {} search threads, max batch {}, \
+         evaluator threads {}), {} cores available, {} s a measurement, {} rounds",
+        a.config.display(),
+        net.blocks,
+        net.channels,
+        selfplay.parallel_games,
+        selfplay.search_threads,
+        selfplay.max_batch,
+        selfplay.threads,
+        cores,
+        a.seconds,
+        a.rounds
+    );
+    let dir = std::env::temp_dir().join(format!("xqz-bench-contention-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let result = (|| -> Result<()> {
+        let peak = xq_train::bench::evaluator_throughput(
+            &net,
+            device,
+            selfplay.threads,
+            &[selfplay.max_batch],
+            a.seconds.min(5.0),
+        )?;
+        let peak = peak.first().map_or(0.0, |r| r.positions_per_sec);
+        let measure = |seed: u64| -> Result<Snapshot> {
+            let evaluator = xq_train::bench::scratch_evaluator(
+                &dir.join(seed.to_string()),
+                &net,
+                device,
+                selfplay.threads,
+            )?;
+            let options = RunOptions {
+                run_dir: None,
+                games: None,
+                seed,
+                worker_id: Some("bench".into()),
+                progress: ProgressMode::Quiet,
+                deadline: Some(Instant::now() + std::time::Duration::from_secs_f64(a.seconds)),
+                ..RunOptions::default()
+            };
+            Ok(xq_selfplay::run(
+                &selfplay,
+                &options,
+                Box::new(evaluator),
+                Box::new(xq_selfplay::NoModelUpdates),
+            )?
+            .stats)
+        };
+        let (mut idle, mut busy, mut evals) = (Vec::new(), Vec::new(), Vec::new());
+        for round in 0..a.rounds {
+            let s = measure(round as u64)?;
+            println!(
+                "round {}: idle      {}",
+                round + 1,
+                xq_selfplay::bench::report(&s)
+            );
+            idle.push(s.positions_per_sec());
+            evals.push(s.evals_per_sec());
+            let hog = Hog::start(a.core)?;
+            let s = measure(round as u64)?;
+            drop(hog);
+            println!(
+                "round {}: contended {}",
+                round + 1,
+                xq_selfplay::bench::report(&s)
+            );
+            busy.push(s.positions_per_sec());
+        }
+        let (idle, busy, evals) = (median(idle), median(busy), median(evals));
+        println!(
+            "evaluator peak at batch {}: {:.0} positions/s",
+            selfplay.max_batch, peak
+        );
+        println!(
+            "self-play idle: {idle:.1} positions/s, {evals:.0} network positions/s = {:.0}% of \
+             the evaluator's peak",
+            100.0 * evals / peak.max(f64::MIN_POSITIVE)
+        );
+        println!(
+            "self-play beside a CPU-bound process on core {}: {busy:.1} positions/s = {:.0}% \
+             of idle (medians of {} rounds)",
+            a.core,
+            100.0 * busy / idle.max(f64::MIN_POSITIVE),
+            a.rounds
+        );
+        Ok(())
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
 }

@@ -19,6 +19,7 @@ use std::sync::LazyLock;
 use serde::{Deserialize, Serialize};
 
 use crate::{
+    matches::MatchSummary,
     spec::PlayerSpec,
     stats::{AnchorGames, AnchoredRating, StatsError, rate_against_anchors},
 };
@@ -55,6 +56,33 @@ pub struct AnchorTable {
     pub scale: String,
     pub calibration: Calibration,
     pub anchors: Vec<Anchor>,
+}
+
+/// One player's rating as `xqz strength` writes it (`NAME.json`, beside `NAME.pgn`
+/// with the games) and as `xqz report` reads it back from `RUN/strength/` for the
+/// learning curve. Fields other than the rating and its games have defaults, and
+/// unknown fields are ignored, so either side may be a newer version.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct StrengthRecord {
+    /// The player as specified.
+    pub player: String,
+    /// The run's model name (`s0000006150`) when rated with `--run`.
+    #[serde(default)]
+    pub model: Option<String>,
+    #[serde(default)]
+    pub step: Option<u64>,
+    pub time_control: String,
+    #[serde(default)]
+    pub seed: u64,
+    #[serde(default)]
+    pub games_per_anchor: usize,
+    pub rating: AnchoredRating,
+    pub anchors: Vec<AnchorGames>,
+    #[serde(default)]
+    pub matches: Vec<MatchSummary>,
+    /// How the anchors' ratings were obtained.
+    #[serde(default)]
+    pub calibration: Option<Calibration>,
 }
 
 static BUILTIN: LazyLock<AnchorTable> = LazyLock::new(|| {
