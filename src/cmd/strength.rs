@@ -32,6 +32,9 @@ pub struct Args {
     /// With --run: only every Nth accepted network (the last one always).
     #[arg(long, default_value_t = 1, value_name = "N")]
     every: usize,
+    /// With --run: only these accepted networks (`s0000004350,...`).
+    #[arg(long, value_delimiter = ',', value_name = "NAMES")]
+    models: Vec<String>,
     /// Root visits of the networks rated with --run.
     #[arg(long, default_value_t = 800)]
     visits: u32,
@@ -103,7 +106,13 @@ pub fn run(args: Args) -> Result<()> {
         .map(|p| (p.clone(), None, None))
         .collect();
     if let Some(run) = &args.run {
-        players.extend(run_players(run, args.every, args.visits, args.quiescence)?);
+        players.extend(run_players(
+            run,
+            args.every,
+            &args.models,
+            args.visits,
+            args.quiescence,
+        )?);
     }
     ensure!(
         !players.is_empty(),
@@ -287,8 +296,14 @@ fn calibrate(args: &Args, anchors: &[String], tc: TimeControl, out: &Path) -> Re
 }
 
 /// The accepted networks of a run, oldest first, as `net:` players: every `every`th
-/// and the last.
-fn run_players(run: &Path, every: usize, visits: u32, quiescence: u8) -> Result<Vec<ToRate>> {
+/// and the last, or those named in `only`.
+fn run_players(
+    run: &Path,
+    every: usize,
+    only: &[String],
+    visits: u32,
+    quiescence: u8,
+) -> Result<Vec<ToRate>> {
     ensure!(every >= 1, "--every must be at least 1");
     let dir = run.join(xq_data::layout::ACCEPTED_DIR);
     let mut models: Vec<(u64, String, PathBuf)> = Vec::new();
@@ -317,19 +332,40 @@ fn run_players(run: &Path, every: usize, visits: u32, quiescence: u8) -> Result<
         dir.display()
     );
     models.sort();
+    if let Some(missing) = only.iter().find(|n| !models.iter().any(|m| &m.1 == *n)) {
+        bail!(
+            "--models: {missing} is not an accepted network of {}",
+            dir.display()
+        );
+    }
     let last = models.len() - 1;
     Ok(models
         .into_iter()
         .enumerate()
-        .filter(|(i, _)| i % every == 0 || *i == last)
-        .map(|(_, (step, name, sidecar))| {
-            let mut spec = format!("net:{},visits={visits}", sidecar.display());
-            if quiescence > 0 {
-                spec += &format!(",quiescence={quiescence}");
+        .filter(|(i, (_, name, _))| {
+            if only.is_empty() {
+                i % every == 0 || *i == last
+            } else {
+                only.contains(name)
             }
-            (spec, Some(name), Some(step))
+        })
+        .map(|(_, (step, name, sidecar))| {
+            (
+                net_text(&sidecar, visits, quiescence),
+                Some(name),
+                Some(step),
+            )
         })
         .collect())
+}
+
+/// The `net:` specification of a checkpoint sidecar.
+fn net_text(sidecar: &Path, visits: u32, quiescence: u8) -> String {
+    let mut spec = format!("net:{},visits={visits}", sidecar.display());
+    if quiescence > 0 {
+        spec += &format!(",quiescence={quiescence}");
+    }
+    spec
 }
 
 /// A file name for a player rated without a model name.
@@ -373,5 +409,50 @@ impl Args {
                 p.parse::<PlayerSpec>()
                     .is_ok_and(|s| s.needs_network_backend())
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn fake_run(name: &str, steps: &[u64]) -> PathBuf {
+        let run = std::env::temp_dir().join(format!("xqz-strength-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&run);
+        for s in steps {
+            let dir = run
+                .join(xq_data::layout::ACCEPTED_DIR)
+                .join(format!("s{s:010}"));
+            std::fs::create_dir_all(&dir).unwrap();
+            std::fs::write(dir.join(format!("ckpt-{s:010}.json")), "{}").unwrap();
+        }
+        run
+    }
+
+    fn names(players: &[ToRate]) -> Vec<&str> {
+        players.iter().map(|p| p.1.as_deref().unwrap()).collect()
+    }
+
+    #[test]
+    fn a_run_is_rated_every_nth_network_and_the_last_or_the_named_ones() {
+        let run = fake_run("pick", &[100, 200, 300, 400, 500]);
+        let every = run_players(&run, 2, &[], 800, 0).unwrap();
+        assert_eq!(names(&every), ["s0000000100", "s0000000300", "s0000000500"]);
+        assert!(
+            every[0].0.ends_with("ckpt-0000000100.json,visits=800"),
+            "{}",
+            every[0].0
+        );
+        let named = run_players(&run, 1, &["s0000000400".into()], 800, 75).unwrap();
+        assert_eq!(names(&named), ["s0000000400"]);
+        assert_eq!(named[0].2, Some(400));
+        assert!(
+            named[0].0.ends_with(",visits=800,quiescence=75"),
+            "{}",
+            named[0].0
+        );
+        let err = run_players(&run, 1, &["s9".into()], 800, 0).unwrap_err();
+        assert!(err.to_string().contains("s9"), "{err}");
+        std::fs::remove_dir_all(&run).unwrap();
     }
 }
