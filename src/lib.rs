@@ -41,7 +41,7 @@ pub enum LocalCommand {
     /// Rate players by maximum likelihood from PGN files or from games it plays.
     Ladder(cmd::ladder::Args),
     /// Rate players on the anchored strength scale (or calibrate the anchors).
-    Strength(cmd::strength::Args),
+    Strength(Box<cmd::strength::Args>),
     /// Run the UCCI engine (also UCI) on stdin/stdout.
     Ucci(cmd::ucci::Args),
 }
@@ -78,7 +78,7 @@ impl LocalCommand {
             LocalCommand::Match(a) => cmd::matches::run(a),
             LocalCommand::Tournament(a) => cmd::tournament::run(a),
             LocalCommand::Ladder(a) => cmd::ladder::run(a),
-            LocalCommand::Strength(a) => cmd::strength::run(a),
+            LocalCommand::Strength(a) => cmd::strength::run(*a),
             LocalCommand::Ucci(a) => cmd::ucci::run(a),
         }
     }
