@@ -603,9 +603,9 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
             a.seconds.min(5.0),
         )?;
         let peak = peak.first().map_or(0.0, |r| r.positions_per_sec);
-        let measure = |seed: u64| -> Result<Snapshot> {
+        let measure = |seed: u64, name: &str| -> Result<Snapshot> {
             let evaluator = xq_train::bench::scratch_evaluator(
-                &dir.join(seed.to_string()),
+                &dir.join(format!("{name}-{seed}")),
                 &net,
                 device,
                 selfplay.threads,
@@ -629,7 +629,7 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
         };
         let (mut idle, mut busy, mut evals) = (Vec::new(), Vec::new(), Vec::new());
         for round in 0..a.rounds {
-            let s = measure(round as u64)?;
+            let s = measure(round as u64, "idle")?;
             println!(
                 "round {}: idle      {}",
                 round + 1,
@@ -638,7 +638,7 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
             idle.push(s.positions_per_sec());
             evals.push(s.evals_per_sec());
             let hog = Hog::start(a.core)?;
-            let s = measure(round as u64)?;
+            let s = measure(round as u64, "contended")?;
             drop(hog);
             println!(
                 "round {}: contended {}",
