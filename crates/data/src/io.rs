@@ -111,6 +111,43 @@ pub fn write_file_atomic<E>(
     result
 }
 
+/// The file name [`check_atomic_rename`] renames its probe onto.
+pub const RENAME_PROBE: &str = ".xqz-rename-probe";
+
+/// Checks that `dir` supports what every writer of a run relies on: a file renamed over
+/// an existing one inside the directory (as [`write_bytes_atomic`] does with the model
+/// pointer) replaces it, and the temporary name is gone. Some object-store mounts
+/// (s3fs, gcsfuse, blobfuse) emulate rename by copy and delete, or refuse it; a run
+/// there would tear files under concurrent readers, so workers check at start-up.
+///
+/// # Errors
+/// The I/O error of the step that failed, or `Unsupported` when a rename reported
+/// success but left the temporary file or no target behind.
+pub fn check_atomic_rename(dir: &Path) -> io::Result<()> {
+    let target = dir.join(RENAME_PROBE);
+    let step = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
+    // The target exists first, so the rename must replace a file (never mind another
+    // process's probe: any content will do).
+    if !target.exists() {
+        fs::write(&target, b"old").map_err(|e| step("creating the probe", e))?;
+    }
+    let tmp = tmp_path(&target);
+    fs::write(&tmp, b"new").map_err(|e| step("creating the probe", e))?;
+    let renamed = fs::rename(&tmp, &target);
+    let left_over = tmp.exists();
+    let _ = fs::remove_file(&tmp);
+    renamed.map_err(|e| step("renaming the probe over an existing file", e))?;
+    if left_over || !target.is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::Unsupported,
+            "a rename over an existing file reported success but did not replace it",
+        ));
+    }
+    // Another process's probe may already have removed it.
+    let _ = fs::remove_file(&target);
+    Ok(())
+}
+
 /// Writes bytes to `path` atomically ([`write_file_atomic`]).
 ///
 /// # Errors
@@ -427,6 +464,25 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn the_rename_probe_passes_on_a_local_directory_and_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        check_atomic_rename(dir.path()).unwrap();
+        check_atomic_rename(dir.path()).unwrap();
+        assert_eq!(fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_rename_that_cannot_replace_its_target_fails_the_probe_and_names_the_step() {
+        let dir = tempfile::tempdir().unwrap();
+        // A non-empty directory where the probe lands: rename(2) cannot replace it.
+        fs::create_dir_all(dir.path().join(RENAME_PROBE).join("x")).unwrap();
+        let err = check_atomic_rename(dir.path()).unwrap_err();
+        assert!(err.to_string().contains("renaming the probe"), "{err}");
+        let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
+        assert_eq!(names.len(), 1, "the temporary file is removed: {names:?}");
     }
 
     #[test]

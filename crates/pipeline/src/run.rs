@@ -753,6 +753,7 @@ fn selfplay_phase(
         },
         progress_interval_secs: 30.0,
         stop,
+        interrupt: None,
         deadline,
         observer: Some(Observer {
             every: observe_every(live),

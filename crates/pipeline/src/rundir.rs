@@ -102,10 +102,11 @@ fn copy_dir_atomic(src: &Path, dst: &Path, mut only: impl FnMut(&str) -> bool) -
 }
 
 impl RunDir {
-    /// Opens (creating the layout if needed) a run directory.
+    /// Opens (creating the layout if needed) a run directory, after checking that an
+    /// atomic rename works in it ([`xq_data::io::check_atomic_rename`]).
     ///
     /// # Errors
-    /// If the directory cannot be created or written.
+    /// If the directory cannot be created or written, or renames in it are not atomic.
     pub fn open(root: impl Into<PathBuf>) -> Result<RunDir> {
         let run = RunDir { root: root.into() };
         for dir in [
@@ -126,6 +127,17 @@ impl RunDir {
                     _ => "",
                 };
                 anyhow::Error::new(e).context(format!("cannot create {}{hint}", dir.display()))
+            })?;
+        }
+        // The root holds the pointers, `data/` the chunks: either may be its own mount.
+        for dir in [run.root.clone(), run.data_dir()] {
+            xq_data::io::check_atomic_rename(&dir).map_err(|e| {
+                anyhow::anyhow!(
+                    "{} does not support atomic rename ({e}); a run directory must be on a \
+                     POSIX filesystem (a local disk, NFS, Lustre, CephFS, GPFS), not an \
+                     object-store mount",
+                    dir.display()
+                )
             })?;
         }
         Ok(run)
@@ -454,6 +466,17 @@ mod tests {
         let d = std::env::temp_dir().join(format!("xqz-rundir-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         d
+    }
+
+    #[test]
+    fn a_directory_without_atomic_rename_is_refused_at_open_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let data = dir.path().join("data");
+        fs::create_dir_all(data.join(xq_data::io::RENAME_PROBE).join("x")).unwrap();
+        let err = format!("{:#}", RunDir::open(dir.path()).unwrap_err());
+        assert!(err.contains(&data.display().to_string()), "{err}");
+        assert!(err.contains("does not support atomic rename"), "{err}");
+        assert!(err.contains("POSIX filesystem"), "{err}");
     }
 
     #[test]

@@ -42,6 +42,9 @@ pub struct Options {
     pub log_lines: bool,
     /// No progress output, only the final summary.
     pub quiet: bool,
+    /// Set by the binary's SIGTERM/SIGINT handler: the worker writes every finished
+    /// game and exits, abandoning the games in progress ([`RunOptions::interrupt`]).
+    pub interrupt: Option<Arc<std::sync::atomic::AtomicBool>>,
 }
 
 pub fn run(args: Options) -> Result<()> {
@@ -72,6 +75,7 @@ pub fn run(args: Options) -> Result<()> {
         },
         progress_interval_secs: 10.0,
         stop: None,
+        interrupt: args.interrupt.clone(),
         deadline: None,
         observer: Some(Observer {
             every: Duration::from_secs(60),

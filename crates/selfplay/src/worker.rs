@@ -66,6 +66,11 @@ pub struct RunOptions {
     /// game has no result to train the value head on, and finishing it could take
     /// minutes of searches.
     pub deadline: Option<Instant>,
+    /// When set (a scheduler's SIGTERM: `scancel`, pre-emption), the run ends as at
+    /// the deadline: games in progress are abandoned and counted, every finished game
+    /// is written. Unlike `stop`, it does not wait for the games in progress, which
+    /// could take longer than the scheduler's grace period before SIGKILL.
+    pub interrupt: Option<std::sync::Arc<AtomicBool>>,
     /// Called with the counters every so often and once at the end (event logs,
     /// TensorBoard), whatever the progress mode.
     pub observer: Option<Observer>,
@@ -162,6 +167,7 @@ pub fn run(
     let done = AtomicBool::new(false);
     let never = AtomicBool::new(false);
     let stop: &AtomicBool = options.stop.as_deref().unwrap_or(&never);
+    let interrupt: &AtomicBool = options.interrupt.as_deref().unwrap_or(&never);
     let start = Instant::now();
     let threads = config.search_threads.min(config.parallel_games);
     let model_name = evaluator.name();
@@ -187,6 +193,7 @@ pub fn run(
         swap_pending: &swap_pending,
         abort: &abort,
         stop,
+        interrupt,
         deadline: options.deadline,
         games: options.games,
         seed: options.seed,
@@ -297,6 +304,7 @@ struct Shared<'a> {
     swap_pending: &'a AtomicBool,
     abort: &'a AtomicBool,
     stop: &'a AtomicBool,
+    interrupt: &'a AtomicBool,
     deadline: Option<Instant>,
     games: Option<u64>,
     seed: u64,
@@ -379,7 +387,9 @@ impl<'a> Group<'a> {
             if self.shared.abort.load(Relaxed) {
                 return Ok(());
             }
-            if self.shared.deadline.is_some_and(|d| Instant::now() >= d) {
+            if self.shared.interrupt.load(Relaxed)
+                || self.shared.deadline.is_some_and(|d| Instant::now() >= d)
+            {
                 self.abandon();
                 return Ok(());
             }
@@ -521,7 +531,7 @@ impl<'a> Group<'a> {
         }
     }
 
-    /// Drops the games in progress at the deadline, counting them.
+    /// Drops the games in progress at the deadline or an interrupt, counting them.
     fn abandon(&mut self) {
         for slot in &mut self.slots {
             if let SlotState::Ready(_) | SlotState::Searching(_) = slot.state {

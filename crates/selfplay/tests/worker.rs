@@ -369,3 +369,53 @@ fn games_in_progress_at_the_deadline_are_abandoned_and_only_finished_ones_writte
         summary.stats.games
     );
 }
+
+/// A scheduler's SIGTERM (`scancel`) sets the interrupt: the worker stops at once, and
+/// the finished games still waiting to fill a chunk are written, not lost.
+#[test]
+fn an_interrupt_writes_every_finished_game_and_abandons_the_rest() {
+    let mut config = tiny_config();
+    config.games_per_file = 1000;
+    let dir = tempfile::tempdir().unwrap();
+    let interrupt = Arc::new(AtomicBool::new(false));
+    let options = RunOptions {
+        run_dir: Some(dir.path().to_path_buf()),
+        games: None,
+        seed: 5,
+        progress: ProgressMode::Quiet,
+        interrupt: Some(Arc::clone(&interrupt)),
+        observer: Some(xq_selfplay::Observer {
+            every: std::time::Duration::from_millis(5),
+            call: Arc::new({
+                let interrupt = Arc::clone(&interrupt);
+                move |s: &xq_selfplay::Snapshot| {
+                    if s.games >= 3 {
+                        interrupt.store(true, Ordering::Relaxed);
+                    }
+                }
+            }),
+        }),
+        ..RunOptions::default()
+    };
+    let summary = run(
+        &config,
+        &options,
+        Box::new(RandomEvaluator::new(1)),
+        Box::new(NoModelUpdates),
+    )
+    .unwrap();
+    assert!(summary.stats.games >= 3, "{:?}", summary.stats);
+    let mut chunked = 0u64;
+    for entry in std::fs::read_dir(dir.path().join("data")).unwrap() {
+        chunked += xq_data::read_chunk(&entry.unwrap().path())
+            .unwrap()
+            .games
+            .len() as u64;
+    }
+    assert_eq!(chunked, summary.stats.games, "{:?}", summary.stats);
+    assert_eq!(
+        pgn_games(&dir.path().join("games")).len() as u64,
+        summary.stats.games
+    );
+    assert!(summary.stats.abandoned >= 1, "{:?}", summary.stats);
+}

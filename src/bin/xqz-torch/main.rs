@@ -50,7 +50,7 @@ fn main() -> ExitCode {
     let cli: Cli = xqzero::parse_or_exit();
     xqzero::finish(match cli.command {
         Command::Run(a) => xq_pipeline::run::run(a.into(), bars::observer()),
-        Command::Selfplay(a) => xq_pipeline::selfplay::run(a.into()),
+        Command::Selfplay(a) => selfplay(a.into()),
         Command::Train(a) => xq_pipeline::train::run(a.into()),
         Command::Gate(a) => xq_pipeline::gate::run(a.into()),
         Command::Export(a) => export::run(a),
@@ -58,4 +58,21 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Local(c) => c.run(),
     })
+}
+
+/// `xqz selfplay`: SIGTERM (`scancel`, a pod's eviction) and SIGINT end the worker
+/// cleanly, writing every finished game (a second signal kills at once).
+fn selfplay(mut options: xq_pipeline::selfplay::Options) -> anyhow::Result<()> {
+    let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        // The second signal terminates: registered first, it sees the flag unset.
+        signal_hook::flag::register_conditional_shutdown(
+            signal,
+            1,
+            std::sync::Arc::clone(&interrupt),
+        )?;
+        signal_hook::flag::register(signal, std::sync::Arc::clone(&interrupt))?;
+    }
+    options.interrupt = Some(interrupt);
+    xq_pipeline::selfplay::run(options)
 }

@@ -56,6 +56,7 @@ impl From<SelfplayArgs> for xq_pipeline::selfplay::Options {
             seed: a.seed,
             log_lines: a.log_lines,
             quiet: a.quiet,
+            interrupt: None,
         }
     }
 }
