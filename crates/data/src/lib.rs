@@ -101,6 +101,7 @@
 //! length.
 
 pub mod batch;
+pub mod compact;
 pub mod format;
 pub mod io;
 pub mod layout;
@@ -114,6 +115,7 @@ pub use batch::{
     Batch, BatchConfig, BatchError, DataCursor, Sample, assemble, assemble_range, assemble_samples,
     draw_samples,
 };
+pub use compact::{CompactError, CompactReport};
 pub use format::{ChunkError, FORMAT_VERSION, FileHeader, decode_chunk, encode_chunk};
 pub use io::{
     ChunkFileError, ChunkWriter, WriterError, read_chunk, read_chunk_header, write_chunk_atomic,

@@ -422,6 +422,32 @@ impl Chunk {
         &self.policy[start..start + rec.policy_len as usize]
     }
 
+    /// Appends `other`'s games, records and policies (compaction merges old chunks
+    /// this way); records keep pointing at their own games and policies.
+    ///
+    /// # Errors
+    /// When the merged chunk would exceed the format's 2^32 games or policy entries.
+    pub fn append(&mut self, other: &Chunk) -> Result<(), RecordError> {
+        let too_large = |what: &str| RecordError::TooLarge { what: what.into() };
+        let games =
+            u32::try_from(self.games.len()).map_err(|_| too_large("more than 2^32 games"))?;
+        let policy = u32::try_from(self.policy.len())
+            .map_err(|_| too_large("more than 2^32 policy entries"))?;
+        u32::try_from(self.games.len() + other.games.len())
+            .map_err(|_| too_large("more than 2^32 games"))?;
+        u32::try_from(self.policy.len() + other.policy.len())
+            .map_err(|_| too_large("more than 2^32 policy entries"))?;
+        self.games.extend(other.games.iter().cloned());
+        self.policy.extend_from_slice(&other.policy);
+        self.records
+            .extend(other.records.iter().map(|r| PositionRecord {
+                game: r.game + games,
+                policy_start: r.policy_start + policy,
+                ..*r
+            }));
+        Ok(())
+    }
+
     /// Checks everything the format cannot express by construction: every game legal,
     /// every record pointing at a real position, every policy move legal there and
     /// every number finite. The reader runs this on every chunk it loads, so batch

@@ -40,6 +40,7 @@ use rayon::prelude::*;
 use xq_core::hash::Fnv1a;
 
 use crate::{
+    compact::{self, CompactError, CompactReport},
     io::{ChunkFileError, is_chunk_file, read_chunk, read_chunk_header},
     record::{Chunk, PositionRecord},
 };
@@ -252,11 +253,21 @@ enum Cached {
 
 /// Scans a chunk directory and builds windows over its newest data, caching what it
 /// has read so that a refresh only reads new files.
+///
+/// Chunk files are immutable once they have their name (writers never reuse a name;
+/// compaction only removes names and adds new ones), so a refresh looks up the size and
+/// time of a name it already knows instead of asking the filesystem again: after the
+/// first scan, a rescan costs one directory listing plus the new files.
 #[derive(Debug)]
 pub struct WindowLoader {
     dir: PathBuf,
     size: WindowSize,
     cache: HashMap<FileKey, Cached>,
+    /// The key of every chunk file seen by name (its size and time, read once).
+    known: HashMap<PathBuf, FileKey>,
+    /// The last refresh's chunk files, newest first (what [`WindowLoader::compact`]
+    /// works on).
+    listing: Vec<FileKey>,
 }
 
 impl WindowLoader {
@@ -265,6 +276,8 @@ impl WindowLoader {
             dir: dir.into(),
             size,
             cache: HashMap::new(),
+            known: HashMap::new(),
+            listing: Vec::new(),
         }
     }
 
@@ -280,26 +293,46 @@ impl WindowLoader {
     pub fn refresh(&mut self) -> Result<(Window, RefreshReport), std::io::Error> {
         let mut report = RefreshReport::default();
         let mut files = Vec::new();
+        let mut journals = Vec::new();
         for entry in fs::read_dir(&self.dir)? {
             let entry = entry?;
             let path = entry.path();
+            if compact::is_journal(&path) {
+                journals.push(path);
+                continue;
+            }
             if !is_chunk_file(&path) {
+                continue;
+            }
+            if let Some(key) = self.known.get(&path) {
+                files.push(key.clone());
                 continue;
             }
             let Ok(meta) = entry.metadata() else { continue };
             if !meta.is_file() {
                 continue;
             }
-            files.push(FileKey {
+            let key = FileKey {
                 path,
                 len: meta.len(),
                 mtime: meta.modified().ok(),
-            });
+            };
+            self.known.insert(key.path.clone(), key.clone());
+            files.push(key);
+        }
+        if !journals.is_empty() {
+            // A merge was cut short (a killed trainer): finish or undo it, then list
+            // again, so no record is counted twice.
+            for j in &journals {
+                compact::finish_journal(j).map_err(std::io::Error::other)?;
+            }
+            return self.refresh();
         }
         // Newest first; equal times (coarse clocks, many writers) are ordered by name.
         files.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| b.path.cmp(&a.path)));
         let present: std::collections::HashSet<&FileKey> = files.iter().collect();
         self.cache.retain(|k, _| present.contains(k));
+        self.known.retain(|_, k| present.contains(k));
 
         // Headers of files not seen before, read in parallel (56 bytes each).
         let new: Vec<&FileKey> = files
@@ -388,6 +421,7 @@ impl WindowLoader {
                 }
                 let window = Window::from_chunks(chunks);
                 report.window_len = window.len();
+                self.listing = files;
                 return Ok((window, report));
             }
             let loaded: Vec<_> = to_load
@@ -408,6 +442,63 @@ impl WindowLoader {
             report.total_records = files.iter().map(|k| records_of(&self.cache[k])).sum();
             report.target = self.size.size(report.total_records);
         }
+    }
+
+    /// Merges old chunk files into files of `files_per_merge` chunks each (see
+    /// [`compact`](crate::compact)): those beyond the newest `keep_records` records of
+    /// the last [`refresh`](WindowLoader::refresh), oldest first, in whole groups only
+    /// (a partial group waits for more), skipping merged and unreadable files. Call it
+    /// after a refresh with `keep_records` well above the window's size: a merged file
+    /// keeps the time of its newest chunk, so it stays behind the window.
+    ///
+    /// # Errors
+    /// The first read or write that fails; merges done before it stay done, and an
+    /// interrupted one is finished or undone by the next refresh.
+    pub fn compact(
+        &mut self,
+        keep_records: u64,
+        files_per_merge: usize,
+    ) -> Result<CompactReport, CompactError> {
+        let mut report = CompactReport::default();
+        if files_per_merge < 2 {
+            return Ok(report);
+        }
+        let records_of = |c: Option<&Cached>| match c {
+            Some(Cached::Header { records }) => u64::from(*records),
+            Some(Cached::Loaded(chunk)) => chunk.records.len() as u64,
+            Some(Cached::Bad) | None => 0,
+        };
+        let mut kept = 0u64;
+        let mut old: Vec<(PathBuf, Option<SystemTime>)> = Vec::new();
+        for k in &self.listing {
+            let cached = self.cache.get(k);
+            if kept < keep_records {
+                kept += records_of(cached);
+                continue;
+            }
+            if matches!(cached, Some(Cached::Header { .. })) && !compact::is_merged(&k.path) {
+                old.push((k.path.clone(), k.mtime));
+            }
+        }
+        old.reverse(); // oldest first
+        for group in old.chunks_exact(files_per_merge) {
+            let (_, records) = compact::merge(&self.dir, group)?;
+            for (path, _) in group {
+                if let Some(key) = self.known.remove(path) {
+                    self.cache.remove(&key);
+                }
+            }
+            report.merged_files += group.len();
+            report.written += 1;
+            report.records += records;
+        }
+        let gone: std::collections::HashSet<&PathBuf> = old
+            .iter()
+            .take(report.merged_files)
+            .map(|(p, _)| p)
+            .collect();
+        self.listing.retain(|k| !gone.contains(&k.path));
+        Ok(report)
     }
 
     /// Rebuilds a window from a manifest (see [`Window::manifest`]), reading the named

@@ -305,3 +305,113 @@ fn fingerprints_are_pinned() {
     let w = Window::from_chunk("w-00000000.xqc", common::random_chunk(10, 1, 8));
     assert_eq!(w.fingerprint(), 0x6bfb_d817_523f_abd2);
 }
+
+/// Writes `n` chunks `w-00000000.xqc`.. with increasing times; returns the total records.
+fn write_aged_chunks(dir: &Path, n: usize) -> u64 {
+    let mut total = 0;
+    for i in 0..n {
+        let c = common::random_chunk(100 + i as u64, 1, 12);
+        total += c.records.len() as u64;
+        let path = dir.join(format!("w-{i:08}.xqc"));
+        write_chunk_atomic(&path, &c).unwrap();
+        set_mtime(&path, i as u64 * 10);
+    }
+    total
+}
+
+fn chunk_files(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn compaction_merges_old_chunks_keeps_the_window_the_total_and_the_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let total = write_aged_chunks(dir.path(), 30);
+    let mut loader = WindowLoader::new(dir.path(), WindowSize::Fixed(15));
+    let (before, report) = loader.refresh().unwrap();
+    assert_eq!(report.total_records, total);
+
+    let compacted = loader.compact(40, 4).unwrap();
+    assert!(compacted.written >= 1, "{compacted:?}");
+    assert_eq!(compacted.merged_files, compacted.written * 4);
+    let files = chunk_files(dir.path());
+    assert_eq!(files.len(), 30 - compacted.merged_files + compacted.written);
+    assert!(files.iter().all(|f| f.ends_with(".xqc")), "{files:?}");
+
+    // Same window, same N, from this loader and from a fresh one.
+    for mut l in [loader, WindowLoader::new(dir.path(), WindowSize::Fixed(15))] {
+        let (after, report) = l.refresh().unwrap();
+        assert_eq!(report.total_records, total);
+        assert_eq!(after.fingerprint(), before.fingerprint());
+    }
+    // A merged file sorts behind every chunk it was not made of: a window over
+    // everything ends with the newest chunk and starts with the oldest merged one.
+    let (all, _) = WindowLoader::new(dir.path(), WindowSize::Fixed(total))
+        .refresh()
+        .unwrap();
+    assert_eq!(all.len(), total);
+    assert!(all.chunks()[0].name.starts_with("compact-"));
+    assert_eq!(all.chunks().last().unwrap().name, "w-00000029.xqc");
+    let merged = &all.chunks()[0].chunk;
+    merged.validate().unwrap();
+    assert_eq!(merged.games.len(), 4);
+}
+
+#[test]
+fn compaction_merges_whole_groups_only_and_never_remerges() {
+    let dir = tempfile::tempdir().unwrap();
+    write_aged_chunks(dir.path(), 10);
+    let mut loader = WindowLoader::new(dir.path(), WindowSize::Fixed(1));
+    loader.refresh().unwrap();
+    // Keep nothing beyond the newest file's records: 9 old files, groups of 4.
+    let first = loader.compact(1, 4).unwrap();
+    assert_eq!((first.merged_files, first.written), (8, 2));
+    loader.refresh().unwrap();
+    let second = loader.compact(1, 4).unwrap();
+    assert_eq!(
+        second.merged_files, 0,
+        "one old chunk and two merged files: nothing to do"
+    );
+    assert_eq!(chunk_files(dir.path()).len(), 4);
+}
+
+#[test]
+fn a_merge_killed_after_writing_is_finished_and_one_killed_before_is_undone() {
+    for merged_written in [true, false] {
+        let dir = tempfile::tempdir().unwrap();
+        let total = write_aged_chunks(dir.path(), 6);
+        // The state a kill leaves: the journal, maybe the merged file, all sources.
+        let sources: Vec<String> = (0..3).map(|i| format!("w-{i:08}.xqc")).collect();
+        let mut journal = "target compact-w-00000002.xqc\n".to_owned();
+        for s in &sources {
+            journal += &format!("source {s}\n");
+        }
+        fs::write(dir.path().join("compact-w-00000002.journal"), journal).unwrap();
+        if merged_written {
+            let mut merged = xq_data::read_chunk(&dir.path().join(&sources[0])).unwrap();
+            for s in &sources[1..] {
+                merged
+                    .append(&xq_data::read_chunk(&dir.path().join(s)).unwrap())
+                    .unwrap();
+            }
+            let path = dir.path().join("compact-w-00000002.xqc");
+            write_chunk_atomic(&path, &merged).unwrap();
+            set_mtime(&path, 20);
+        }
+        let (_, report) = WindowLoader::new(dir.path(), WindowSize::Fixed(1))
+            .refresh()
+            .unwrap();
+        assert_eq!(
+            report.total_records, total,
+            "merged written: {merged_written}"
+        );
+        let files = chunk_files(dir.path());
+        assert!(!files.iter().any(|f| f.ends_with(".journal")), "{files:?}");
+        assert_eq!(files.len(), if merged_written { 4 } else { 6 }, "{files:?}");
+    }
+}

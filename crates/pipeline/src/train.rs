@@ -537,6 +537,31 @@ impl TrainSession {
             );
         }
         self.selfplay.positions = report.total_records;
+        // Old chunks, well behind the window (twice its size), are merged so a long
+        // run's rescans stay cheap; a failure costs nothing but the merge.
+        let files = self.cfg.data.compact_files;
+        if files >= 2 {
+            match self
+                .selfplay
+                .loader
+                .compact(report.target.saturating_mul(2), files)
+            {
+                Ok(c) if c.written > 0 => log(&format!(
+                    "data: {} old chunk files merged into {} ({} positions)",
+                    c.merged_files, c.written, c.records
+                )),
+                Ok(_) => {}
+                Err(e) => self.warnings.warn(
+                    Event::file_warning(
+                        WarningWhat::Chunk,
+                        self.run.data_dir(),
+                        WarningAction::Skipped,
+                        format!("chunk compaction stopped: {e}"),
+                    ),
+                    log,
+                ),
+            }
+        }
         let changed = self
             .selfplay
             .window

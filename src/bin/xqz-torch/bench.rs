@@ -6,7 +6,7 @@
 //! measured under the same machine load. Both count the last ply in bulk (its moves are
 //! generated and counted, not played). Measurements alternate between the two engines
 //! position by position and are repeated; the report gives medians. The method and the
-//! recorded figures are in `docs/BENCHMARKS.md`.
+//! recorded figures are in `docs/BENCHMARKS.md`. `xqz bench rundir` is in `rundir`.
 
 use std::{
     io::{BufRead, BufReader, Write},
@@ -14,6 +14,8 @@ use std::{
     process::{Child, ChildStdin, ChildStdout, Command, Stdio},
     time::Instant,
 };
+
+mod rundir;
 
 use anyhow::{Context, Result, bail, ensure};
 use xq_core::{Position, START_FEN, perft::perft};
@@ -43,6 +45,9 @@ enum What {
     /// Self-play on a shared machine: the evaluator's peak positions/s, then self-play
     /// idle and beside a CPU-bound process pinned to one core, alternating, in one run.
     Contention(ContentionArgs),
+    /// The run directory at scale: opening, the trainer's scans, `xqz report` and
+    /// compaction at 10,000 to 1,000,000 chunk files.
+    Rundir(rundir::RundirArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -131,6 +136,7 @@ pub fn run(args: Args) -> Result<()> {
         What::Train(a) => bench_train(&a),
         What::Startup(a) => bench_startup(&a),
         What::Contention(a) => bench_contention(&a),
+        What::Rundir(a) => rundir::bench_rundir(&a),
     }
 }
 

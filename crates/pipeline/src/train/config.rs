@@ -125,6 +125,10 @@ pub struct DataSection {
     pub event_every: u64,
     /// Adopt new self-play chunks into the window at most every this many steps.
     pub refresh_every: u64,
+    /// Merge chunk files older than twice the window into files of this many chunks
+    /// (xq-data's `compact`), so a long run's data directory keeps a file count near
+    /// its window's; 0 never merges.
+    pub compact_files: usize,
     /// Mirror samples left-right at random (the board's one symmetry).
     pub mirror: bool,
     /// Threads assembling batches (0 = rayon's global pool).
@@ -156,6 +160,7 @@ impl Default for DataSection {
             holdout_max: 10_000,
             event_every: 100,
             refresh_every: 50,
+            compact_files: 1000,
             mirror: true,
             data_threads: 0,
             prefetch: 4,
@@ -240,6 +245,11 @@ impl TrainSection {
         )?;
         check(d.prefetch >= 1, "prefetch", "at least 1")?;
         check(d.refresh_every >= 1, "refresh_every", "at least 1")?;
+        check(
+            d.compact_files != 1,
+            "compact_files",
+            "0 (never) or at least 2",
+        )?;
         match d.window {
             WindowSection::Fixed { size } => check(size >= 1, "window.size", "at least 1")?,
             WindowSection::PowerLaw {
