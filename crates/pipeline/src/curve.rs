@@ -19,6 +19,7 @@ use std::{collections::BTreeMap, fs, path::Path};
 
 use serde::Serialize;
 use xq_eval::{
+    spec::PlayerSpec,
     stats::AnchorGames,
     strength::{AnchorTable, StrengthRecord},
 };
@@ -66,8 +67,11 @@ pub struct CurvePoint {
     /// Real games against anchors.
     pub games: u64,
     pub source: CurveSource,
-    /// Search visits of the network in its rating games (in-run and final ratings).
+    /// Search visits of the network in its rating games.
     pub visits: Option<u32>,
+    /// Leaf-quiescence weight of that search, in percent (0: the plain AlphaZero
+    /// search); `None` when the rating does not say (another kind of player).
+    pub quiescence: Option<u8>,
     /// The time control of a post-run rating, as `xqz strength` states it.
     pub time_control: Option<String>,
     /// The games behind the rating, one entry an anchor.
@@ -155,8 +159,8 @@ pub fn learning_curve(
     let start = log.records.iter().find_map(|r| r.time);
     let mut totals = SelfplayTotals::default();
     let mut accepted: BTreeMap<&str, Acceptance> = BTreeMap::new();
-    // (model, source, visits) -> games against each opponent, in log order.
-    type Key<'a> = (&'a str, CurveSource, u32);
+    // (model, source, visits, quiescence) -> games against each opponent, in log order.
+    type Key<'a> = (&'a str, CurveSource, u32, u8);
     let mut rated: BTreeMap<Key, Vec<(&str, u64, u64, u64)>> = BTreeMap::new();
     let mut rated_steps: BTreeMap<&str, u64> = BTreeMap::new();
     for record in &log.records {
@@ -183,7 +187,7 @@ pub fn learning_curve(
                 };
                 let m = &r.result;
                 rated
-                    .entry((&r.model, source, r.visits))
+                    .entry((&r.model, source, r.visits, r.quiescence))
                     .or_default()
                     .push((&r.opponent, m.wins, m.draws, m.losses));
                 if let Some(s) = r.step {
@@ -194,7 +198,7 @@ pub fn learning_curve(
         }
     }
     let mut points = Vec::new();
-    for ((model, source, visits), results) in rated {
+    for ((model, source, visits, quiescence), results) in rated {
         let games = anchor_games(anchors, &results);
         let Ok(rating) = anchors.rate(
             games
@@ -218,6 +222,7 @@ pub fn learning_curve(
             games: rating.games,
             source,
             visits: Some(visits).filter(|v| *v > 0),
+            quiescence: Some(quiescence),
             time_control: None,
             anchors: games,
         });
@@ -228,6 +233,15 @@ pub fn learning_curve(
             .clone()
             .or_else(|| step_of(&r.player).map(|_| r.player.clone()));
         let at = model.as_deref().and_then(|m| accepted.get(m).copied());
+        // A network's own budget is its visits (and quiescence), said by its spec.
+        let (visits, quiescence) = match r.player.parse() {
+            Ok(PlayerSpec::Net {
+                visits,
+                quiescence_pct,
+                ..
+            }) => (Some(visits), Some(quiescence_pct)),
+            _ => (None, None),
+        };
         points.push(CurvePoint {
             step: r
                 .step
@@ -241,8 +255,9 @@ pub fn learning_curve(
             upper: r.rating.elo_upper,
             games: r.rating.games,
             source: CurveSource::PostRun,
-            visits: None,
-            time_control: Some(r.time_control.clone()),
+            visits,
+            quiescence,
+            time_control: Some(r.time_control.clone()).filter(|tc| tc != "own"),
             anchors: r.anchors.clone(),
         });
     }
@@ -343,7 +358,7 @@ mod tests {
                 "s0000000300",
                 "greedy",
                 [90, 4, 6],
-                json!({"step": 300, "final": true, "visits": 800}),
+                json!({"step": 300, "final": true, "visits": 800, "quiescence": 75}),
             ),
             json!({"time": T0 + 400, "kind": "promote", "model": "s0000000400", "step": 400}),
             rating(
@@ -404,8 +419,14 @@ mod tests {
         let curve = learning_curve(&log(), &[], AnchorTable::builtin());
         let cheap = find(&curve, "s0000000300", CurveSource::InRun);
         let full = find(&curve, "s0000000300", CurveSource::Final);
-        assert_eq!((cheap.games, cheap.visits), (8, Some(24)));
-        assert_eq!((full.games, full.visits), (100, Some(800)));
+        assert_eq!(
+            (cheap.games, cheap.visits, cheap.quiescence),
+            (8, Some(24), Some(0))
+        );
+        assert_eq!(
+            (full.games, full.visits, full.quiescence),
+            (100, Some(800), Some(75))
+        );
         assert_eq!(full.anchors.len(), 1);
         assert!(full.upper - full.lower < cheap.upper - cheap.lower);
     }

@@ -194,11 +194,16 @@ fn fmt_duration(secs: u64) -> String {
     }
 }
 
-/// How a curve point was measured: the network's visits, or the post-run time control.
+/// How a curve point was measured: the time control of an equal-time rating, else the
+/// network's visits and its leaf-quiescence weight when it used one.
 fn point_settings(p: &CurvePoint) -> String {
+    let quiescence = match p.quiescence {
+        Some(q) if q > 0 => format!(", quiescence {q}%"),
+        _ => String::new(),
+    };
     match (&p.time_control, p.visits) {
         (Some(tc), _) => tc.clone(),
-        (None, Some(v)) => format!("{v} visits"),
+        (None, Some(v)) => format!("{v} visits{quiescence}"),
         (None, None) => String::new(),
     }
 }
@@ -610,6 +615,7 @@ mod tests {
             games: 24,
             source,
             visits: Some(24),
+            quiescence: Some(if source == CurveSource::Final { 75 } else { 0 }),
             time_control: None,
             anchors: Vec::new(),
         }
@@ -647,6 +653,10 @@ mod tests {
         assert!(
             text[2].contains(" in-run ") && text[3].contains(" final "),
             "{text:?}"
+        );
+        assert!(
+            text[3].contains("(24 visits, quiescence 75%)"),
+            "the final match's leaf quiescence is named: {text:?}"
         );
         assert!(
             text[1].contains("25.0 min") && text[1].contains("50000 positions"),

@@ -1,0 +1,245 @@
+//! Many writers on one run directory, killed at random: 8 `xqz selfplay` workers and the
+//! trainer (`xqz run`, concurrent mode, compacting old chunks) share a directory while,
+//! for the first 90 seconds, a seeded killer sends SIGKILL to one of them every 1.5 to 5
+//! seconds and restarts it (a killed trainer resumes its run); then the trainer finishes
+//! its budget.
+//!
+//! Afterwards: every chunk reads back whole; no game is in two chunk files (a merge cut
+//! short by a kill must not leave its sources beside the merged file); every game with a
+//! PGN record is in a chunk (the chunk is written first, so no finished game is lost);
+//! no merge journal or torn `events.jsonl` line is left; the run finished its budget.
+//! The figures are printed (`cargo test --test many_writers -- --nocapture`) and
+//! recorded in docs/BENCHMARKS.md.
+
+mod common;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{XQZ, tiny_selfplay, tiny_train};
+use xq_core::hash::SplitMix64;
+
+const WORKERS: usize = 8;
+const KILL_SEED: u64 = 2026;
+/// The run's budget in minutes (time the trainer ran; a kill loses what it spent since
+/// its last saved state).
+const BUDGET_MINUTES: f64 = 1.5;
+/// How long the killer works.
+const KILL_SECONDS: u64 = 90;
+
+/// The processes of the test, killed when it ends, even by a failed assertion.
+struct Fleet(Vec<Child>);
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+fn run_config() -> String {
+    format!(
+        r#"
+[run]
+seed = 5
+mode = "concurrent"
+budget_minutes = {BUDGET_MINUTES}
+games_per_generation = 4
+final_reserve_minutes = 0.1
+{selfplay}{train}
+[gate]
+games = 2
+visits = 4
+threshold = 0.0
+
+[rating]
+opponents = ["random"]
+games = 2
+visits = 4
+final_opponents = ["random"]
+final_games = 2
+"#,
+        // Every position a full search, so every game has records and a chunk.
+        selfplay = tiny_selfplay(1.0).replace("search_threads = 2", "search_threads = 1"),
+        train = tiny_train("compact_files = 10\n")
+            .replace("min_positions = 100", "min_positions = 60")
+            .replace("size = 5000", "size = 300"),
+    )
+}
+
+fn spawn(args: &[&str], run: &Path, log: &Path) -> Child {
+    let out = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .unwrap();
+    Command::new(XQZ)
+        .args(args)
+        .arg("--run")
+        .arg(run)
+        .stdin(Stdio::null())
+        .stdout(out.try_clone().unwrap())
+        .stderr(out)
+        .spawn()
+        .unwrap()
+}
+
+fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.to_string_lossy().ends_with(suffix))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
+
+#[test]
+fn eight_workers_and_the_trainer_killed_at_random_lose_no_game_and_tear_nothing() {
+    let dir = std::env::temp_dir().join(format!("xqz-many-writers-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let config = dir.join("tiny.toml");
+    std::fs::write(&config, run_config()).unwrap();
+    let config = config.to_str().unwrap().to_owned();
+    let run = dir.join("run");
+    let log = dir.join("processes.log");
+
+    let trainer_args = ["run", "--config", &config];
+    let worker_args = ["selfplay", "--config", &config, "--quiet"];
+    // fleet.0[0] is the trainer, the others the workers.
+    let mut fleet = Fleet(vec![spawn(&trainer_args, &run, &log)]);
+    fleet
+        .0
+        .extend((0..WORKERS).map(|_| spawn(&worker_args, &run, &log)));
+
+    let mut rng = SplitMix64::new(KILL_SEED);
+    let (mut worker_kills, mut trainer_kills) = (0u32, 0u32);
+    let started = Instant::now();
+    let limit = Duration::from_secs(KILL_SECONDS + 240);
+    let log_text = || std::fs::read_to_string(&log).unwrap_or_default();
+    let finished = loop {
+        // Sleep 1.5 to 5 s, watching for the trainer's end.
+        let pause = Duration::from_millis(1500 + rng.below(3500));
+        let until = Instant::now() + pause;
+        let mut done = None;
+        while Instant::now() < until {
+            if let Some(status) = fleet.0[0].try_wait().unwrap() {
+                done = Some(status);
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        if let Some(status) = done {
+            break status;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "the run did not finish in time:\n{}",
+            log_text()
+        );
+        if started.elapsed() >= Duration::from_secs(KILL_SECONDS) {
+            continue;
+        }
+        // One kill in six hits the trainer, the others a random worker.
+        let i = if rng.below(6) == 0 {
+            trainer_kills += 1;
+            0
+        } else {
+            worker_kills += 1;
+            1 + rng.below(WORKERS as u64) as usize
+        };
+        fleet.0[i].kill().unwrap();
+        fleet.0[i].wait().unwrap();
+        let args: &[&str] = if i == 0 { &trainer_args } else { &worker_args };
+        fleet.0[i] = spawn(args, &run, &log);
+    };
+    assert!(finished.success(), "trainer failed:\n{}", log_text());
+    // The workers end cleanly (SIGTERM: finished games written).
+    for w in &fleet.0[1..] {
+        let pid = w.id().to_string();
+        Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+    }
+    for w in &mut fleet.0[1..] {
+        let status = w.wait().unwrap();
+        assert!(
+            status.success(),
+            "a worker failed on SIGTERM:\n{}",
+            log_text()
+        );
+    }
+
+    let state: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(run.join("state.json")).unwrap()).unwrap();
+    assert_eq!(state["finished"], true, "{state}");
+
+    // Every chunk whole; no game in two chunk files.
+    let mut chunk_games: HashMap<(String, Vec<xq_core::Move>), usize> = HashMap::new();
+    let chunk_files = files(&run.join("data"), ".xqc");
+    let mut merged_files = 0;
+    for path in &chunk_files {
+        let chunk = xq_data::read_chunk(path)
+            .unwrap_or_else(|e| panic!("{} is not whole: {e}", path.display()));
+        merged_files += usize::from(
+            path.file_name()
+                .unwrap()
+                .to_string_lossy()
+                .starts_with("compact-"),
+        );
+        for g in &chunk.games {
+            *chunk_games
+                .entry((g.start.fen(), g.moves.clone()))
+                .or_default() += 1;
+        }
+    }
+    let duplicates: usize = chunk_games.values().map(|&n| n - 1).sum();
+    assert_eq!(duplicates, 0, "games in more than one chunk file");
+    assert!(
+        files(&run.join("data"), ".journal").is_empty(),
+        "a merge journal was left"
+    );
+    assert!(merged_files > 0, "no compaction happened during the test");
+
+    // Every game with a PGN record is in a chunk.
+    let mut pgn_games = 0usize;
+    let mut lost = 0usize;
+    for path in files(&run.join("games"), ".pgn") {
+        let text = std::fs::read_to_string(&path).unwrap();
+        for game in xq_data::read_pgn(&text) {
+            let game = game.unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+            pgn_games += 1;
+            if !chunk_games.contains_key(&(game.start.fen(), game.moves)) {
+                lost += 1;
+            }
+        }
+    }
+    assert!(pgn_games > 100, "only {pgn_games} games were played");
+    assert_eq!(lost, 0, "finished games without a chunk");
+
+    // No torn event line.
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    let torn = events
+        .lines()
+        .filter(|l| serde_json::from_str::<serde_json::Value>(l).is_err())
+        .count();
+    assert_eq!(torn, 0, "torn lines in events.jsonl");
+    let leftover_tmp =
+        files(&run.join("data"), ".tmp").len() + files(&run.join("games"), ".tmp").len();
+
+    println!(
+        "many writers: {WORKERS} workers + trainer for {:.0} s (kill seed {KILL_SEED}): \
+         {worker_kills} worker kills, {trainer_kills} trainer kills; {pgn_games} games with \
+         PGN records, {} games in {} chunk files ({merged_files} merged); lost 0, in two \
+         files 0, torn event lines 0; {leftover_tmp} temporary files of killed writes left",
+        started.elapsed().as_secs_f64(),
+        chunk_games.len(),
+        chunk_files.len()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
