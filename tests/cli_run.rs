@@ -1,13 +1,15 @@
 //! `xqz run`: the whole loop on a tiny configuration, killed with SIGKILL at several
 //! moments and resumed, and its errors for unusable run directories and configs.
 
+mod common;
+
 use std::{
     path::{Path, PathBuf},
     process::{Command, Stdio},
     time::{Duration, Instant},
 };
 
-const XQZ: &str = env!("CARGO_BIN_EXE_xqz");
+use common::{XQZ, files};
 
 /// A run of about 40 seconds of budget: 1×8 network, a few games a generation.
 const TINY: &str = r#"
@@ -59,18 +61,6 @@ fn temp(name: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&d);
     std::fs::create_dir_all(&d).unwrap();
     d
-}
-
-fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.to_string_lossy().ends_with(suffix))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
 }
 
 /// Every chunk file is whole (the reader accepts it); `.tmp` files are left over only.

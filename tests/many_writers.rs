@@ -14,11 +14,11 @@
 mod common;
 
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{XQZ, tiny_selfplay, tiny_train};
+use common::{TINY_GATE_AND_RATING, XQZ, files, tiny_selfplay, tiny_train};
 use xq_core::hash::SplitMix64;
 
 const WORKERS: usize = 8;
@@ -50,20 +50,9 @@ mode = "concurrent"
 budget_minutes = {BUDGET_MINUTES}
 games_per_generation = 4
 final_reserve_minutes = 0.1
-{selfplay}{train}
-[gate]
-games = 2
-visits = 4
-threshold = 0.0
-
-[rating]
-opponents = ["random"]
-games = 2
-visits = 4
-final_opponents = ["random"]
-final_games = 2
-"#,
+{selfplay}{train}{gate_and_rating}"#,
         // Every position a full search, so every game has records and a chunk.
+        gate_and_rating = TINY_GATE_AND_RATING,
         selfplay = tiny_selfplay(1.0).replace("search_threads = 2", "search_threads = 1"),
         train = tiny_train("compact_files = 10\n")
             .replace("min_positions = 100", "min_positions = 60")
@@ -86,18 +75,6 @@ fn spawn(args: &[&str], run: &Path, log: &Path) -> Child {
         .stderr(out)
         .spawn()
         .unwrap()
-}
-
-fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.to_string_lossy().ends_with(suffix))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
 }
 
 #[test]

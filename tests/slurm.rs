@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{XQZ, tiny_selfplay, tiny_train};
+use common::{TINY_GATE_AND_RATING, XQZ, files, tiny_selfplay, tiny_train};
 
 const WORKERS: usize = 2;
 
@@ -25,21 +25,10 @@ mode = "concurrent"
 budget_minutes = 1.5
 games_per_generation = 4
 final_reserve_minutes = 0.1
-{selfplay}{train}
-[gate]
-games = 2
-visits = 4
-threshold = 0.0
-
-[rating]
-opponents = ["random"]
-games = 2
-visits = 4
-final_opponents = ["random"]
-final_games = 2
-"#,
+{selfplay}{train}{gate_and_rating}"#,
         // Four games a file: a worker holds finished games in memory, which scancel
         // must not lose.
+        gate_and_rating = TINY_GATE_AND_RATING,
         selfplay = tiny_selfplay(0.5)
             .replace(
                 "games_per_file = 1",
@@ -118,18 +107,6 @@ fn wait_for(
         }
         std::thread::sleep(Duration::from_millis(500));
     }
-}
-
-fn files(dir: &Path, suffix: &str) -> Vec<PathBuf> {
-    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.to_string_lossy().ends_with(suffix))
-                .collect()
-        })
-        .unwrap_or_default();
-    v.sort();
-    v
 }
 
 fn file_name(p: &Path) -> String {

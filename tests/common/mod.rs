@@ -54,3 +54,32 @@ size = 5000
 "#
     )
 }
+
+/// `[gate]` and `[rating]` for a concurrent test run: two games a match at 4 visits,
+/// and every candidate accepted (`threshold = 0`), so networks change hands often.
+pub const TINY_GATE_AND_RATING: &str = r#"
+[gate]
+games = 2
+visits = 4
+threshold = 0.0
+
+[rating]
+opponents = ["random"]
+games = 2
+visits = 4
+final_opponents = ["random"]
+final_games = 2
+"#;
+
+/// The files of `dir` whose names end in `suffix`, sorted (none if `dir` is missing).
+pub fn files(dir: &std::path::Path, suffix: &str) -> Vec<std::path::PathBuf> {
+    let mut v: Vec<std::path::PathBuf> = std::fs::read_dir(dir)
+        .map(|rd| {
+            rd.filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.to_string_lossy().ends_with(suffix))
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v
+}
