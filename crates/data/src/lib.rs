@@ -130,5 +130,6 @@ pub use supervised::{
     LoadError, SkippedGame, SplitConfig, SupervisedData, game_hash, games_to_chunks, load_pgn_files,
 };
 pub use window::{
-    ManifestEntry, RefreshReport, Window, WindowChunk, WindowLoader, WindowManifest, WindowSize,
+    ManifestEntry, RefreshReport, STALE_TEMPORARY, Window, WindowChunk, WindowLoader,
+    WindowManifest, WindowSize,
 };

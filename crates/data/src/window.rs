@@ -233,7 +233,14 @@ pub struct RefreshReport {
     /// Chunk files that could not be used, each naming its file. Each bad file is
     /// reported once per loader, not at every refresh.
     pub skipped: Vec<ChunkFileError>,
+    /// Temporary files older than [`STALE_TEMPORARY`] that this refresh deleted: a
+    /// writer killed mid-write leaves its temporary behind (`xq_data::io::tmp_path`), and
+    /// no write takes that long.
+    pub removed: Vec<PathBuf>,
 }
+
+/// Age after which a temporary file in a chunk directory is a killed writer's leftover.
+pub const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Key under which a file's header or content is cached: a rewritten file (different
 /// length or time) is read again.
@@ -301,6 +308,16 @@ impl WindowLoader {
                 journals.push(path);
                 continue;
             }
+            if path.extension().is_some_and(|e| e == "tmp") {
+                let stale = entry
+                    .metadata()
+                    .and_then(|m| m.modified())
+                    .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > STALE_TEMPORARY));
+                if stale && fs::remove_file(&path).is_ok() {
+                    report.removed.push(path);
+                }
+                continue;
+            }
             if !is_chunk_file(&path) {
                 continue;
             }
@@ -326,7 +343,9 @@ impl WindowLoader {
             for j in &journals {
                 compact::finish_journal(j).map_err(std::io::Error::other)?;
             }
-            return self.refresh();
+            let (window, mut again) = self.refresh()?;
+            again.removed.splice(0..0, report.removed);
+            return Ok((window, again));
         }
         // Newest first; equal times (coarse clocks, many writers) are ordered by name.
         files.sort_by(|a, b| b.mtime.cmp(&a.mtime).then_with(|| b.path.cmp(&a.path)));

@@ -415,3 +415,27 @@ fn a_merge_killed_after_writing_is_finished_and_one_killed_before_is_undone() {
         assert_eq!(files.len(), if merged_written { 4 } else { 6 }, "{files:?}");
     }
 }
+
+#[test]
+fn a_killed_writers_old_temporary_is_removed_and_reported_a_fresh_one_is_left() {
+    let dir = tempfile::tempdir().unwrap();
+    write_aged_chunks(dir.path(), 2);
+    let old = tmp_path(&dir.path().join("w-00000009.xqc"));
+    let fresh = tmp_path(&dir.path().join("w-00000010.xqc"));
+    fs::write(&old, b"half a chunk").unwrap();
+    fs::write(&fresh, b"being written").unwrap();
+    let two_hours_ago = SystemTime::now() - 2 * xq_data::STALE_TEMPORARY;
+    fs::OpenOptions::new()
+        .write(true)
+        .open(&old)
+        .unwrap()
+        .set_modified(two_hours_ago)
+        .unwrap();
+    let (_, report) = WindowLoader::new(dir.path(), WindowSize::Fixed(10))
+        .refresh()
+        .unwrap();
+    assert_eq!(report.removed, std::slice::from_ref(&old));
+    assert!(!old.exists());
+    assert!(fresh.exists());
+    assert!(report.skipped.is_empty());
+}

@@ -123,6 +123,8 @@ pub enum WarningAction {
     Ignored,
     /// A side activity stopped for the rest of the process (TensorBoard logging).
     Stopped,
+    /// Deleted: a temporary file left by a write that a kill cut short.
+    Removed,
     /// An action a newer version wrote.
     #[serde(other)]
     Other,

@@ -441,6 +441,7 @@ fn warning_message(event: &Event) -> String {
             WarningAction::Repaired => " (repaired)",
             WarningAction::Ignored => " (ignored)",
             WarningAction::Stopped => " (stopped)",
+            WarningAction::Removed => " (removed)",
             WarningAction::Other => "",
         });
     }

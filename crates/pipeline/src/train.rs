@@ -536,6 +536,17 @@ impl TrainSession {
                 log,
             );
         }
+        for path in &report.removed {
+            self.warnings.warn(
+                Event::file_warning(
+                    WarningWhat::Chunk,
+                    path,
+                    WarningAction::Removed,
+                    "the temporary file of a write cut short (over an hour old)",
+                ),
+                log,
+            );
+        }
         self.selfplay.positions = report.total_records;
         // Old chunks, well behind the window (twice its size), are merged so a long
         // run's rescans stay cheap; a failure costs nothing but the merge.
