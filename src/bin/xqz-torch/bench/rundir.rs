@@ -3,7 +3,8 @@
 //!
 //! For each size it writes that many synthetic chunk files (one 8-ply game with a record
 //! a ply, written in order so their times follow their names) and as many one-game PGN
-//! files, then measures: opening the run directory (`RunDir::open`, with its rename
+//! files, then measures: listing `data/` alone (`read_dir`, the floor of any rescan and
+//! the reference of the same run), opening the run directory (`RunDir::open`, with its rename
 //! check), the trainer's first scan (`WindowLoader::refresh` on a fresh loader: every
 //! header read), a rescan with no new files, a rescan after 1,000 new files (medians of
 //! 3), `xqz report`'s data gathering (`report::gather`), and compaction
@@ -143,8 +144,9 @@ pub fn bench_rundir(a: &RundirArgs) -> Result<()> {
         a.window
     );
     println!(
-        "{:>9} | {:>7} {:>9} {:>8} {:>8} {:>8} | {:>9} {:>7} | {:>9} {:>8} {:>8}",
+        "{:>9} | {:>7} {:>7} {:>9} {:>8} {:>8} {:>8} | {:>9} {:>7} | {:>9} {:>8} {:>8}",
         "files",
+        "list",
         "open",
         "1st scan",
         "rescan",
@@ -163,6 +165,14 @@ pub fn bench_rundir(a: &RundirArgs) -> Result<()> {
         write_files(&run, &bytes, 0, n)?;
         let mut next = n;
 
+        let list = median(
+            (0..3)
+                .map(|_| {
+                    let t = Instant::now();
+                    count(&run.join("data")).map(|_| ms(t))
+                })
+                .collect::<Result<_>>()?,
+        );
         let t = Instant::now();
         let run_dir = RunDir::open(&run)?;
         let open = ms(t);
@@ -177,7 +187,7 @@ pub fn bench_rundir(a: &RundirArgs) -> Result<()> {
         let left = count(&run.join("data"))?;
         let (first_c, same_c, new_c, _) = scans(&run, a.window, &bytes, &mut next)?;
         println!(
-            "{n:>9} | {open:>7.1} {first:>9.1} {same:>8.1} {new:>8.1} {report:>8.1} | {compact:>9.1} {left:>7} | {first_c:>9.1} {same_c:>8.1} {new_c:>8.1}"
+            "{n:>9} | {list:>7.1} {open:>7.1} {first:>9.1} {same:>8.1} {new:>8.1} {report:>8.1} | {compact:>9.1} {left:>7} | {first_c:>9.1} {same_c:>8.1} {new_c:>8.1}"
         );
         fs::remove_dir_all(&run)?;
     }
