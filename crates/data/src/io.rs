@@ -111,41 +111,54 @@ pub fn write_file_atomic<E>(
     result
 }
 
-/// The file name [`check_atomic_rename`] renames its probe onto.
+/// The name prefix of [`check_atomic_rename`]'s probe files (`PREFIX.PID-SEQ`).
 pub const RENAME_PROBE: &str = ".xqz-rename-probe";
 
 /// Checks that `dir` supports what every writer of a run relies on: a file renamed over
 /// an existing one inside the directory (as [`write_bytes_atomic`] does with the model
-/// pointer) replaces it, and the temporary name is gone. Some object-store mounts
-/// (s3fs, gcsfuse, blobfuse) emulate rename by copy and delete, or refuse it; a run
-/// there would tear files under concurrent readers, so workers check at start-up.
+/// pointer) replaces it in one step, the same file (inode) now under the new name and
+/// the temporary name gone. Some object-store mounts refuse rename, or emulate it by
+/// copying and deleting (a new inode, and readers can see a half copy); a run there
+/// would tear files under concurrent readers, so workers check at start-up. The probe's
+/// name is unique per process and call, so processes starting together do not disturb
+/// each other.
 ///
 /// # Errors
 /// The I/O error of the step that failed, or `Unsupported` when a rename reported
-/// success but left the temporary file or no target behind.
+/// success but did not move the same file into place.
 pub fn check_atomic_rename(dir: &Path) -> io::Result<()> {
-    let target = dir.join(RENAME_PROBE);
+    check_atomic_rename_at(&tmp_path(&dir.join(RENAME_PROBE)).with_extension(""))
+}
+
+/// [`check_atomic_rename`] with the probe's target name chosen by the caller (tests).
+fn check_atomic_rename_at(target: &Path) -> io::Result<()> {
+    use std::os::unix::fs::MetadataExt;
     let step = |what: &str, e: io::Error| io::Error::new(e.kind(), format!("{what}: {e}"));
-    // The target exists first, so the rename must replace a file (never mind another
-    // process's probe: any content will do).
+    // The target exists first, so the rename must replace something.
     if !target.exists() {
-        fs::write(&target, b"old").map_err(|e| step("creating the probe", e))?;
+        fs::write(target, b"old").map_err(|e| step("creating the probe", e))?;
     }
-    let tmp = tmp_path(&target);
-    fs::write(&tmp, b"new").map_err(|e| step("creating the probe", e))?;
-    let renamed = fs::rename(&tmp, &target);
-    let left_over = tmp.exists();
+    let tmp = tmp_path(target);
+    let result = (|| {
+        fs::write(&tmp, b"new").map_err(|e| step("creating the probe", e))?;
+        let inode = fs::metadata(&tmp)
+            .map_err(|e| step("creating the probe", e))?
+            .ino();
+        fs::rename(&tmp, target)
+            .map_err(|e| step("renaming the probe over an existing file", e))?;
+        let moved = fs::metadata(target).is_ok_and(|m| m.is_file() && m.ino() == inode);
+        if tmp.exists() || !moved {
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                "a rename over an existing file reported success but did not move the same \
+                 file into place (emulated by copying?)",
+            ));
+        }
+        Ok(())
+    })();
     let _ = fs::remove_file(&tmp);
-    renamed.map_err(|e| step("renaming the probe over an existing file", e))?;
-    if left_over || !target.is_file() {
-        return Err(io::Error::new(
-            io::ErrorKind::Unsupported,
-            "a rename over an existing file reported success but did not replace it",
-        ));
-    }
-    // Another process's probe may already have removed it.
-    let _ = fs::remove_file(&target);
-    Ok(())
+    let _ = fs::remove_file(target);
+    result
 }
 
 /// Writes bytes to `path` atomically ([`write_file_atomic`]).
@@ -243,7 +256,7 @@ pub fn copy_file_synced(from: &Path, to: &Path) -> io::Result<()> {
 
 /// Makes the rename durable. Best effort: some filesystems refuse to sync a
 /// directory, and the file itself is already complete.
-fn sync_dir(dir: &Path) {
+pub(crate) fn sync_dir(dir: &Path) {
     let dir = if dir.as_os_str().is_empty() {
         Path::new(".")
     } else {
@@ -325,7 +338,9 @@ pub struct ChunkWriter {
 /// A worker id that cannot be part of a file name.
 #[derive(Debug, thiserror::Error)]
 pub enum WriterError {
-    #[error("bad worker id {0:?}: use 1-64 ASCII letters, digits, '_', '-' or '.'")]
+    #[error(
+        "bad worker id {0:?}: use 1-64 ASCII letters, digits, '_', '-' or '.', not starting with '.' or \"compact-\""
+    )]
     BadWorkerId(String),
     #[error("cannot use chunk directory {}: {source}", dir.display())]
     Dir {
@@ -354,6 +369,7 @@ impl ChunkWriter {
         let ok = !worker.is_empty()
             && worker.len() <= 64
             && !worker.starts_with('.')
+            && !worker.starts_with(crate::compact::COMPACT_PREFIX)
             && worker
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));
@@ -478,8 +494,9 @@ mod tests {
     fn a_rename_that_cannot_replace_its_target_fails_the_probe_and_names_the_step() {
         let dir = tempfile::tempdir().unwrap();
         // A non-empty directory where the probe lands: rename(2) cannot replace it.
-        fs::create_dir_all(dir.path().join(RENAME_PROBE).join("x")).unwrap();
-        let err = check_atomic_rename(dir.path()).unwrap_err();
+        let target = dir.path().join("probe");
+        fs::create_dir_all(target.join("x")).unwrap();
+        let err = check_atomic_rename_at(&target).unwrap_err();
         assert!(err.to_string().contains("renaming the probe"), "{err}");
         let names: Vec<_> = fs::read_dir(dir.path()).unwrap().collect();
         assert_eq!(names.len(), 1, "the temporary file is removed: {names:?}");

@@ -29,8 +29,9 @@
 //! chunks both contain.
 
 use std::{
-    collections::HashMap,
+    collections::{HashMap, HashSet},
     fs,
+    os::unix::fs::{DirEntryExt, MetadataExt},
     path::{Path, PathBuf},
     sync::Arc,
     time::SystemTime,
@@ -233,20 +234,21 @@ pub struct RefreshReport {
     /// Chunk files that could not be used, each naming its file. Each bad file is
     /// reported once per loader, not at every refresh.
     pub skipped: Vec<ChunkFileError>,
-    /// Temporary files older than [`STALE_TEMPORARY`] that this refresh deleted: a
-    /// writer killed mid-write leaves its temporary behind (`xq_data::io::tmp_path`), and
-    /// no write takes that long.
+    /// Temporary files unchanged (inode change time) for longer than
+    /// [`STALE_TEMPORARY`] that this refresh deleted: a writer killed mid-write leaves its
+    /// temporary behind (`xq_data::io::tmp_path`), and no write takes that long.
     pub removed: Vec<PathBuf>,
 }
 
 /// Age after which a temporary file in a chunk directory is a killed writer's leftover.
 pub const STALE_TEMPORARY: std::time::Duration = std::time::Duration::from_secs(3600);
 
-/// Key under which a file's header or content is cached: a rewritten file (different
-/// length or time) is read again.
+/// Key under which a file's header or content is cached: a file written anew under an
+/// old name (another inode, length or time) is read again.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct FileKey {
     path: PathBuf,
+    ino: u64,
     len: u64,
     mtime: Option<SystemTime>,
 }
@@ -275,6 +277,8 @@ pub struct WindowLoader {
     /// The last refresh's chunk files, newest first (what [`WindowLoader::compact`]
     /// works on).
     listing: Vec<FileKey>,
+    /// Temporary files unchanged for longer are a killed writer's leftovers.
+    stale_after: std::time::Duration,
 }
 
 impl WindowLoader {
@@ -285,7 +289,16 @@ impl WindowLoader {
             cache: HashMap::new(),
             known: HashMap::new(),
             listing: Vec::new(),
+            stale_after: STALE_TEMPORARY,
         }
+    }
+
+    /// Sets the age after which a temporary file is removed (default
+    /// [`STALE_TEMPORARY`]; tests use seconds).
+    #[must_use]
+    pub fn stale_temporaries_after(mut self, age: std::time::Duration) -> WindowLoader {
+        self.stale_after = age;
+        self
     }
 
     pub fn dir(&self) -> &Path {
@@ -309,10 +322,16 @@ impl WindowLoader {
                 continue;
             }
             if path.extension().is_some_and(|e| e == "tmp") {
-                let stale = entry
-                    .metadata()
-                    .and_then(|m| m.modified())
-                    .is_ok_and(|t| t.elapsed().is_ok_and(|age| age > STALE_TEMPORARY));
+                // By the inode's change time: a merge sets its temporary's modification
+                // time to its old data's, but that changes the ctime to now.
+                let stale = entry.metadata().is_ok_and(|m| {
+                    let changed = SystemTime::UNIX_EPOCH
+                        + std::time::Duration::new(
+                            u64::try_from(m.ctime()).unwrap_or(0),
+                            u32::try_from(m.ctime_nsec()).unwrap_or(0),
+                        );
+                    changed.elapsed().is_ok_and(|age| age > self.stale_after)
+                });
                 if stale && fs::remove_file(&path).is_ok() {
                     report.removed.push(path);
                 }
@@ -321,7 +340,9 @@ impl WindowLoader {
             if !is_chunk_file(&path) {
                 continue;
             }
-            if let Some(key) = self.known.get(&path) {
+            // The listing gives the inode for free: a known name with the same inode is
+            // the same immutable file.
+            if let Some(key) = self.known.get(&path).filter(|k| k.ino == entry.ino()) {
                 files.push(key.clone());
                 continue;
             }
@@ -331,6 +352,7 @@ impl WindowLoader {
             }
             let key = FileKey {
                 path,
+                ino: meta.ino(),
                 len: meta.len(),
                 mtime: meta.modified().ok(),
             };
@@ -338,10 +360,14 @@ impl WindowLoader {
             files.push(key);
         }
         if !journals.is_empty() {
-            // A merge was cut short (a killed trainer): finish or undo it, then list
-            // again, so no record is counted twice.
-            for j in &journals {
-                compact::finish_journal(j).map_err(std::io::Error::other)?;
+            // A merge was cut short (a killed trainer), or another process is merging:
+            // wait for the compaction lock, finish or undo what is left, then list again,
+            // so no record is counted twice.
+            {
+                let _lock = compact::lock(&self.dir, true).map_err(std::io::Error::other)?;
+                for j in &journals {
+                    compact::finish_journal(j).map_err(std::io::Error::other)?;
+                }
             }
             let (window, mut again) = self.refresh()?;
             again.removed.splice(0..0, report.removed);
@@ -463,59 +489,119 @@ impl WindowLoader {
         }
     }
 
-    /// Merges old chunk files into files of `files_per_merge` chunks each (see
-    /// [`compact`](crate::compact)): those beyond the newest `keep_records` records of
-    /// the last [`refresh`](WindowLoader::refresh), oldest first, in whole groups only
-    /// (a partial group waits for more), skipping merged and unreadable files. Call it
-    /// after a refresh with `keep_records` well above the window's size: a merged file
-    /// keeps the time of its newest chunk, so it stays behind the window.
+    /// Merges old chunk files into files of `files_per_merge` chunks each (at most
+    /// [`MAX_MERGE_RECORDS`](compact::MAX_MERGE_RECORDS) records; see
+    /// [`compact`](crate::compact)). Old means, in the last
+    /// [`refresh`](WindowLoader::refresh)'s order, behind the newest `keep_records`
+    /// records and behind every file named in `protect` (the chunks of the window in use
+    /// and of a saved manifest, which must stay loadable by name). Merging goes oldest
+    /// first and in whole groups only (a partial group waits for more); merged files,
+    /// unreadable files and files without a modification time are left alone. An old
+    /// chunk that turns out unreadable is reported in [`CompactReport::skipped`] once,
+    /// and the merge goes on without it. When another process holds the directory's
+    /// compaction lock, nothing is tried ([`CompactReport::locked_out`]).
     ///
     /// # Errors
-    /// The first read or write that fails; merges done before it stay done, and an
-    /// interrupted one is finished or undone by the next refresh.
+    /// The first write that fails; merges done before it stay done, and an interrupted
+    /// one is finished or undone by the next refresh.
     pub fn compact(
         &mut self,
         keep_records: u64,
         files_per_merge: usize,
+        protect: &HashSet<String>,
     ) -> Result<CompactReport, CompactError> {
         let mut report = CompactReport::default();
         if files_per_merge < 2 {
             return Ok(report);
         }
+        let Some(_lock) = compact::lock(&self.dir, false)? else {
+            report.locked_out = true;
+            return Ok(report);
+        };
         let records_of = |c: Option<&Cached>| match c {
             Some(Cached::Header { records }) => u64::from(*records),
             Some(Cached::Loaded(chunk)) => chunk.records.len() as u64,
             Some(Cached::Bad) | None => 0,
         };
+        let name_of = |k: &FileKey| {
+            k.path
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        // The listing is newest first: walk past what must stay.
         let mut kept = 0u64;
-        let mut old: Vec<(PathBuf, Option<SystemTime>)> = Vec::new();
+        let mut unseen = protect.len();
+        let mut old: Vec<(FileKey, u64)> = Vec::new();
         for k in &self.listing {
             let cached = self.cache.get(k);
-            if kept < keep_records {
+            if kept < keep_records || unseen > 0 {
                 kept += records_of(cached);
+                unseen -= usize::from(protect.contains(&name_of(k)));
                 continue;
             }
-            if matches!(cached, Some(Cached::Header { .. })) && !compact::is_merged(&k.path) {
-                old.push((k.path.clone(), k.mtime));
+            if matches!(cached, Some(Cached::Header { .. }))
+                && !compact::is_merged(&k.path)
+                && k.mtime.is_some()
+            {
+                old.push((k.clone(), records_of(cached)));
             }
         }
         old.reverse(); // oldest first
-        for group in old.chunks_exact(files_per_merge) {
-            let (_, records) = compact::merge(&self.dir, group)?;
-            for (path, _) in group {
-                if let Some(key) = self.known.remove(path) {
-                    self.cache.remove(&key);
-                }
+        let mut gone: HashSet<PathBuf> = HashSet::new();
+        let mut at = 0;
+        while at < old.len() {
+            // The next whole group: files_per_merge files, or fewer that fill
+            // MAX_MERGE_RECORDS.
+            let mut end = at;
+            let mut records = 0u64;
+            while end < old.len()
+                && end - at < files_per_merge
+                && records + old[end].1 <= compact::MAX_MERGE_RECORDS
+            {
+                records += old[end].1;
+                end += 1;
             }
-            report.merged_files += group.len();
-            report.written += 1;
-            report.records += records;
+            let count = end - at;
+            if count == 0 {
+                at += 1; // a chunk too large to merge with anything
+                continue;
+            }
+            if count < files_per_merge && end == old.len() {
+                break; // a partial group waits for more
+            }
+            if count < 2 {
+                at = end; // a chunk that fills a merge alone
+                continue;
+            }
+            let group: Vec<(PathBuf, SystemTime)> = old[at..end]
+                .iter()
+                .filter_map(|(k, _)| Some((k.path.clone(), k.mtime?)))
+                .collect();
+            match compact::merge(&self.dir, &group) {
+                Ok(records) => {
+                    for (k, _) in &old[at..end] {
+                        self.cache.remove(k);
+                        self.known.remove(&k.path);
+                        gone.insert(k.path.clone());
+                    }
+                    report.merged_files += group.len();
+                    report.written += 1;
+                    report.records += records;
+                    at = end;
+                }
+                Err(CompactError::Chunk(e)) => {
+                    // Mark the unreadable chunk and form the group again without it.
+                    let Some(i) = old[at..end].iter().position(|(k, _)| k.path == e.path) else {
+                        return Err(CompactError::Chunk(e));
+                    };
+                    self.cache.insert(old[at + i].0.clone(), Cached::Bad);
+                    old.remove(at + i);
+                    report.skipped.push(e);
+                }
+                Err(e) => return Err(e),
+            }
         }
-        let gone: std::collections::HashSet<&PathBuf> = old
-            .iter()
-            .take(report.merged_files)
-            .map(|(p, _)| p)
-            .collect();
         self.listing.retain(|k| !gone.contains(&k.path));
         Ok(report)
     }

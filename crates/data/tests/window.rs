@@ -3,6 +3,7 @@
 mod common;
 
 use std::{
+    collections::HashSet,
     fs,
     path::Path,
     sync::Arc,
@@ -51,6 +52,7 @@ fn writer_rejects_worker_ids_unfit_for_file_names() {
         "..",
         ".hidden",
         "sp ace",
+        "compact-w",
         "x".repeat(65).as_str(),
     ] {
         assert!(
@@ -319,10 +321,12 @@ fn write_aged_chunks(dir: &Path, n: usize) -> u64 {
     total
 }
 
+/// The names in `dir`, but the compaction lock file.
 fn chunk_files(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != xq_data::compact::LOCK_FILE)
         .collect();
     v.sort();
     v
@@ -336,7 +340,7 @@ fn compaction_merges_old_chunks_keeps_the_window_the_total_and_the_order() {
     let (before, report) = loader.refresh().unwrap();
     assert_eq!(report.total_records, total);
 
-    let compacted = loader.compact(40, 4).unwrap();
+    let compacted = loader.compact(40, 4, &HashSet::new()).unwrap();
     assert!(compacted.written >= 1, "{compacted:?}");
     assert_eq!(compacted.merged_files, compacted.written * 4);
     let files = chunk_files(dir.path());
@@ -369,10 +373,10 @@ fn compaction_merges_whole_groups_only_and_never_remerges() {
     let mut loader = WindowLoader::new(dir.path(), WindowSize::Fixed(1));
     loader.refresh().unwrap();
     // Keep nothing beyond the newest file's records: 9 old files, groups of 4.
-    let first = loader.compact(1, 4).unwrap();
+    let first = loader.compact(1, 4, &HashSet::new()).unwrap();
     assert_eq!((first.merged_files, first.written), (8, 2));
     loader.refresh().unwrap();
-    let second = loader.compact(1, 4).unwrap();
+    let second = loader.compact(1, 4, &HashSet::new()).unwrap();
     assert_eq!(
         second.merged_files, 0,
         "one old chunk and two merged files: nothing to do"
@@ -423,19 +427,69 @@ fn a_killed_writers_old_temporary_is_removed_and_reported_a_fresh_one_is_left() 
     let old = tmp_path(&dir.path().join("w-00000009.xqc"));
     let fresh = tmp_path(&dir.path().join("w-00000010.xqc"));
     fs::write(&old, b"half a chunk").unwrap();
+    // Age is the inode's change time, which no test can set back: wait instead.
+    std::thread::sleep(Duration::from_millis(1200));
     fs::write(&fresh, b"being written").unwrap();
-    let two_hours_ago = SystemTime::now() - 2 * xq_data::STALE_TEMPORARY;
-    fs::OpenOptions::new()
-        .write(true)
-        .open(&old)
-        .unwrap()
-        .set_modified(two_hours_ago)
-        .unwrap();
     let (_, report) = WindowLoader::new(dir.path(), WindowSize::Fixed(10))
+        .stale_temporaries_after(Duration::from_secs(1))
         .refresh()
         .unwrap();
     assert_eq!(report.removed, std::slice::from_ref(&old));
     assert!(!old.exists());
     assert!(fresh.exists());
     assert!(report.skipped.is_empty());
+}
+
+#[test]
+fn compaction_stays_behind_protected_chunks() {
+    let dir = tempfile::tempdir().unwrap();
+    write_aged_chunks(dir.path(), 10);
+    let mut loader = WindowLoader::new(dir.path(), WindowSize::Fixed(1));
+    loader.refresh().unwrap();
+    // The window in use still reads w-00000004: only the four older ones may merge.
+    let protect: HashSet<String> = ["w-00000004.xqc".to_owned()].into();
+    let c = loader.compact(1, 2, &protect).unwrap();
+    assert_eq!((c.merged_files, c.written), (4, 2), "{c:?}");
+    let files = chunk_files(dir.path());
+    for i in 4..10 {
+        assert!(files.contains(&format!("w-{i:08}.xqc")), "{files:?}");
+    }
+}
+
+#[test]
+fn an_unreadable_old_chunk_is_skipped_once_and_the_others_merge() {
+    let dir = tempfile::tempdir().unwrap();
+    write_aged_chunks(dir.path(), 6);
+    // A good header over a damaged payload: only a full read finds it.
+    let bad = dir.path().join("w-00000001.xqc");
+    let mut bytes = fs::read(&bad).unwrap();
+    let last = bytes.len() - 1;
+    bytes[last] ^= 0xff;
+    fs::write(&bad, &bytes).unwrap();
+    set_mtime(&bad, 10);
+    let mut loader = WindowLoader::new(dir.path(), WindowSize::Fixed(1));
+    loader.refresh().unwrap();
+    let c = loader.compact(1, 2, &HashSet::new()).unwrap();
+    assert_eq!(c.skipped.len(), 1, "{c:?}");
+    assert_eq!(c.skipped[0].path, bad);
+    assert_eq!((c.merged_files, c.written), (4, 2), "{c:?}");
+    assert!(bad.exists());
+    loader.refresh().unwrap();
+    let again = loader.compact(1, 2, &HashSet::new()).unwrap();
+    assert!(again.skipped.is_empty(), "reported once: {again:?}");
+}
+
+#[test]
+fn a_second_compactor_stays_out_while_the_lock_is_held() {
+    let dir = tempfile::tempdir().unwrap();
+    write_aged_chunks(dir.path(), 6);
+    let held = fs::File::create(dir.path().join(xq_data::compact::LOCK_FILE)).unwrap();
+    held.lock().unwrap();
+    let mut loader = WindowLoader::new(dir.path(), WindowSize::Fixed(1));
+    loader.refresh().unwrap();
+    let c = loader.compact(1, 2, &HashSet::new()).unwrap();
+    assert!(c.locked_out && c.written == 0, "{c:?}");
+    drop(held);
+    let c = loader.compact(1, 2, &HashSet::new()).unwrap();
+    assert!(!c.locked_out && c.written == 2, "{c:?}");
 }

@@ -70,7 +70,8 @@ pub struct CurvePoint {
     /// Search visits of the network in its rating games.
     pub visits: Option<u32>,
     /// Leaf-quiescence weight of that search, in percent (0: the plain AlphaZero
-    /// search); `None` when the rating does not say (another kind of player).
+    /// search; rating events written before the field existed read as 0, which is what
+    /// those runs played); `None` for a post-run rating of another kind of player.
     pub quiescence: Option<u8>,
     /// The time control of a post-run rating, as `xqz strength` states it.
     pub time_control: Option<String>,

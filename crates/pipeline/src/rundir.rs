@@ -129,9 +129,15 @@ impl RunDir {
                 anyhow::Error::new(e).context(format!("cannot create {}{hint}", dir.display()))
             })?;
         }
-        // The root holds the pointers, `data/` the chunks: either may be its own mount.
-        for dir in [run.root.clone(), run.data_dir()] {
-            xq_data::io::check_atomic_rename(&dir).map_err(|e| {
+        run.check_rename(xq_data::io::check_atomic_rename)?;
+        Ok(run)
+    }
+
+    /// Runs `probe` (the atomic-rename check) in the root, which holds the pointers,
+    /// and in `data/`, which holds the chunks: either may be its own mount.
+    fn check_rename(&self, probe: impl Fn(&Path) -> std::io::Result<()>) -> Result<()> {
+        for dir in [self.root.clone(), self.data_dir()] {
+            probe(&dir).map_err(|e| {
                 anyhow::anyhow!(
                     "{} does not support atomic rename ({e}); a run directory must be on a \
                      POSIX filesystem (a local disk, NFS, Lustre, CephFS, GPFS), not an \
@@ -140,7 +146,7 @@ impl RunDir {
                 )
             })?;
         }
-        Ok(run)
+        Ok(())
     }
 
     /// Opens a run directory that must already exist, creating nothing: for readers such
@@ -470,13 +476,26 @@ mod tests {
     }
 
     #[test]
-    fn a_directory_without_atomic_rename_is_refused_at_open_naming_it() {
+    fn a_directory_without_atomic_rename_is_refused_naming_it() {
         let dir = tempfile::tempdir().unwrap();
-        let data = dir.path().join("data");
-        fs::create_dir_all(data.join(xq_data::io::RENAME_PROBE).join("x")).unwrap();
-        let err = format!("{:#}", RunDir::open(dir.path()).unwrap_err());
+        let run = RunDir::open(dir.path()).unwrap();
+        let data = run.data_dir();
+        // A filesystem whose rename fails in data/ only.
+        let err = run
+            .check_rename(|d| {
+                if d == data {
+                    Err(std::io::Error::other("rename emulated"))
+                } else {
+                    Ok(())
+                }
+            })
+            .unwrap_err();
+        let err = format!("{err:#}");
         assert!(err.contains(&data.display().to_string()), "{err}");
-        assert!(err.contains("does not support atomic rename"), "{err}");
+        assert!(
+            err.contains("does not support atomic rename (rename emulated)"),
+            "{err}"
+        );
         assert!(err.contains("POSIX filesystem"), "{err}");
     }
 

@@ -28,6 +28,7 @@
 mod config;
 
 use std::{
+    collections::HashSet,
     path::{Path, PathBuf},
     sync::{
         Arc,
@@ -162,6 +163,8 @@ struct SelfplayData {
     /// Step of the last rescan that could adopt a new window (`refresh_every` counts
     /// from here).
     window_step: u64,
+    /// No compaction before this (set for a while after one failed).
+    compact_after: Option<Instant>,
 }
 
 /// The interval of one `train` event: the step means (record batches mixed into
@@ -370,6 +373,7 @@ impl TrainSession {
             prefetcher: None,
             positions: 0,
             window_step: trainer.step_count(),
+            compact_after: None,
         };
         if !supervised_only && let Some(m) = &saved.manifest {
             match selfplay.loader.load_manifest(m) {
@@ -548,31 +552,7 @@ impl TrainSession {
             );
         }
         self.selfplay.positions = report.total_records;
-        // Old chunks, well behind the window (twice its size), are merged so a long
-        // run's rescans stay cheap; a failure costs nothing but the merge.
-        let files = self.cfg.data.compact_files;
-        if files >= 2 {
-            match self
-                .selfplay
-                .loader
-                .compact(report.target.saturating_mul(2), files)
-            {
-                Ok(c) if c.written > 0 => log(&format!(
-                    "data: {} old chunk files merged into {} ({} positions)",
-                    c.merged_files, c.written, c.records
-                )),
-                Ok(_) => {}
-                Err(e) => self.warnings.warn(
-                    Event::file_warning(
-                        WarningWhat::Chunk,
-                        self.run.data_dir(),
-                        WarningAction::Skipped,
-                        format!("chunk compaction stopped: {e}"),
-                    ),
-                    log,
-                ),
-            }
-        }
+        self.compact(&window, report.target, log);
         let changed = self
             .selfplay
             .window
@@ -586,6 +566,68 @@ impl TrainSession {
             self.selfplay.prefetcher = None;
         }
         Ok(())
+    }
+
+    /// Merges old chunks (`[train] compact_files`), so a long run's rescans stay cheap:
+    /// those behind twice the window `target` and behind every chunk of `fresh` (the
+    /// window just scanned), of the window in use and of the saved manifest, which must
+    /// stay loadable by name. A failure is a warning and pauses compaction for ten
+    /// minutes; an unreadable old chunk is a warning once.
+    fn compact(&mut self, fresh: &Window, target: u64, log: &mut dyn FnMut(&str)) {
+        const PAUSE: Duration = Duration::from_secs(600);
+        let files = self.cfg.data.compact_files;
+        if files < 2
+            || self
+                .selfplay
+                .compact_after
+                .is_some_and(|t| Instant::now() < t)
+        {
+            return;
+        }
+        let mut protect: HashSet<String> = fresh.chunks().iter().map(|c| c.name.clone()).collect();
+        if let Some(w) = &self.selfplay.window {
+            protect.extend(w.chunks().iter().map(|c| c.name.clone()));
+        }
+        if let Some(m) = &self.saved.manifest {
+            protect.extend(m.chunks.iter().map(|c| c.name.clone()));
+        }
+        match self
+            .selfplay
+            .loader
+            .compact(target.saturating_mul(2), files, &protect)
+        {
+            Ok(c) => {
+                for e in c.skipped {
+                    self.warnings.warn(
+                        Event::file_warning(
+                            WarningWhat::Chunk,
+                            &e.path,
+                            WarningAction::Skipped,
+                            e.source.to_string(),
+                        ),
+                        log,
+                    );
+                }
+                if c.written > 0 {
+                    log(&format!(
+                        "data: {} old chunk files merged into {} ({} positions)",
+                        c.merged_files, c.written, c.records
+                    ));
+                }
+            }
+            Err(e) => {
+                self.selfplay.compact_after = Some(Instant::now() + PAUSE);
+                self.warnings.warn(
+                    Event::file_warning(
+                        WarningWhat::Chunk,
+                        self.run.data_dir(),
+                        WarningAction::Skipped,
+                        format!("chunk compaction paused for ten minutes: {e}"),
+                    ),
+                    log,
+                );
+            }
+        }
     }
 
     /// Whether the pacing and `min_positions` allow another self-play step.

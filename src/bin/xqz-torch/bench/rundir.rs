@@ -2,8 +2,8 @@
 //! files (`games_per_file = 1` writes one per game), before and after compaction.
 //!
 //! For each size it writes that many synthetic chunk files (one 8-ply game with a record
-//! a ply, written in order so their times follow their names) and as many one-game PGN
-//! files, then measures: listing `data/` alone (`read_dir`, the floor of any rescan and
+//! a ply; their order by time is the writing order, ties broken by name) and as many
+//! one-game PGN files, then measures: listing `data/` alone (`read_dir`, the floor of any rescan and
 //! the reference of the same run), opening the run directory (`RunDir::open`, with its rename
 //! check), the trainer's first scan (`WindowLoader::refresh` on a fresh loader: every
 //! header read), a rescan with no new files, a rescan after 1,000 new files (medians of
@@ -158,6 +158,14 @@ pub fn bench_rundir(a: &RundirArgs) -> Result<()> {
         "rescan",
         "+1000"
     );
+    // Up to two million files: removed even when a measurement fails.
+    struct Cleanup<'a>(&'a Path);
+    impl Drop for Cleanup<'_> {
+        fn drop(&mut self) {
+            let _ = fs::remove_dir_all(self.0);
+        }
+    }
+    let _cleanup = Cleanup(&root);
     for &n in &a.files {
         let run = root.join(format!("run-{n}"));
         let _ = fs::remove_dir_all(&run);
@@ -182,7 +190,7 @@ pub fn bench_rundir(a: &RundirArgs) -> Result<()> {
         let report = ms(t);
 
         let t = Instant::now();
-        loader.compact(a.window.saturating_mul(2), 1000)?;
+        loader.compact(a.window.saturating_mul(2), 1000, &Default::default())?;
         let compact = ms(t);
         let left = count(&run.join("data"))?;
         let (first_c, same_c, new_c, _) = scans(&run, a.window, &bytes, &mut next)?;
@@ -191,6 +199,5 @@ pub fn bench_rundir(a: &RundirArgs) -> Result<()> {
         );
         fs::remove_dir_all(&run)?;
     }
-    let _ = fs::remove_dir(&root);
     Ok(())
 }
