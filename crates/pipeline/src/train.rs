@@ -529,17 +529,7 @@ impl TrainSession {
             .loader
             .refresh()
             .with_context(|| format!("cannot read {}", self.run.data_dir().display()))?;
-        for e in report.skipped {
-            self.warnings.warn(
-                Event::file_warning(
-                    WarningWhat::Chunk,
-                    &e.path,
-                    WarningAction::Skipped,
-                    e.source.to_string(),
-                ),
-                log,
-            );
-        }
+        self.warn_skipped(report.skipped, log);
         for path in &report.removed {
             self.warnings.warn(
                 Event::file_warning(
@@ -566,6 +556,21 @@ impl TrainSession {
             self.selfplay.prefetcher = None;
         }
         Ok(())
+    }
+
+    /// A `warning` event (and log line) for each chunk that could not be read.
+    fn warn_skipped(&mut self, skipped: Vec<xq_data::ChunkFileError>, log: &mut dyn FnMut(&str)) {
+        for e in skipped {
+            self.warnings.warn(
+                Event::file_warning(
+                    WarningWhat::Chunk,
+                    &e.path,
+                    WarningAction::Skipped,
+                    e.source.to_string(),
+                ),
+                log,
+            );
+        }
     }
 
     /// Merges old chunks (`[train] compact_files`), so a long run's rescans stay cheap:
@@ -597,17 +602,7 @@ impl TrainSession {
             .compact(target.saturating_mul(2), files, &protect)
         {
             Ok(c) => {
-                for e in c.skipped {
-                    self.warnings.warn(
-                        Event::file_warning(
-                            WarningWhat::Chunk,
-                            &e.path,
-                            WarningAction::Skipped,
-                            e.source.to_string(),
-                        ),
-                        log,
-                    );
-                }
+                self.warn_skipped(c.skipped, log);
                 if c.written > 0 {
                     log(&format!(
                         "data: {} old chunk files merged into {} ({} positions)",
