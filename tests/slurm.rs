@@ -136,12 +136,17 @@ fn pgn_games(run: &Path, worker: &str) -> usize {
 }
 
 /// Chunks by worker: (files, files written with a network rather than the uniform
-/// evaluator). Every chunk must read back whole.
+/// evaluator). Every chunk must read back whole (one the trainer merged away since the
+/// listing is passed over; a merged file names the worker of its first chunk).
 fn chunks(run: &Path) -> BTreeMap<String, (usize, usize)> {
     let mut by_worker: BTreeMap<String, (usize, usize)> = BTreeMap::new();
     for path in files(&run.join("data"), ".xqc") {
-        let chunk = xq_data::read_chunk(&path)
-            .unwrap_or_else(|e| panic!("{} is not whole: {e}", path.display()));
+        let chunk = match xq_data::read_chunk(&path) {
+            Ok(c) => c,
+            // Merged into a `compact-*` file by the trainer since the listing.
+            Err(_) if !path.exists() => continue,
+            Err(e) => panic!("{} is not whole: {e}", path.display()),
+        };
         let creator = &chunk.meta.creator;
         let worker = creator
             .split_whitespace()
