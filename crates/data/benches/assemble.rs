@@ -66,6 +66,7 @@ fn main() {
             encoder: EncoderConfig::default(),
             mirror: true,
             seed: 1,
+            q_ratio: 0.0,
         };
         let mut batch = Batch::new(batch_size, &cfg.encoder);
         for threads in [1usize, 0] {
@@ -100,6 +101,7 @@ fn main() {
         encoder: EncoderConfig::default(),
         mirror: true,
         seed: 1,
+        q_ratio: 0.0,
     };
     let mut p = Prefetcher::new(
         Arc::clone(&window),

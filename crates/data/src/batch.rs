@@ -16,6 +16,13 @@
 //! record has no result), and per-sample weight, has-value flag (1.0/0.0), plies left
 //! and the search's root value. Buffers are filled in parallel with rayon, each
 //! worker reusing its own scratch, and a batch's buffers are reused from step to step.
+//!
+//! # Value targets
+//! With [`BatchConfig::q_ratio`] above 0, the value target of a record that has both a
+//! game result and a search value is `(1 − q) · z + q · root_wdl` (lc0's `q_ratio`): the
+//! search's root value is a lower-variance estimate of the outcome than the one game
+//! played from the position. Records without a search (supervised data: root value all
+//! zeros) keep the game result.
 
 use ndarray::{Array1, Array2, Array4};
 use rand::{RngCore, SeedableRng};
@@ -37,7 +44,7 @@ pub struct Sample {
 }
 
 /// How batches are drawn.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BatchConfig {
     pub batch_size: usize,
     pub encoder: EncoderConfig,
@@ -45,6 +52,9 @@ pub struct BatchConfig {
     pub mirror: bool,
     /// Seed of the sampling stream.
     pub seed: u64,
+    /// Share in [0, 1] of the value target taken from the search's root value instead
+    /// of the game result (see the module docs); 0 trains on results only.
+    pub q_ratio: f32,
 }
 
 /// Where a trainer is in its data stream: saved in its checkpoint sidecar so that a
@@ -206,9 +216,30 @@ pub fn assemble(
         &mut samples,
     )
     .and_then(|()| fill_batch(window, &cfg.encoder, &samples, batch));
+    if result.is_ok() && cfg.q_ratio > 0.0 {
+        mix_search_value(batch, cfg.q_ratio);
+    }
     batch.samples = samples;
     batch.step = step;
     result
+}
+
+/// Replaces the value target `z` of every sample that has a result and a search value
+/// by `(1 − q) · z + q · root_wdl`.
+fn mix_search_value(batch: &mut Batch, q: f32) {
+    let q = q.clamp(0.0, 1.0);
+    for ((mut z, root), has) in batch
+        .value
+        .rows_mut()
+        .into_iter()
+        .zip(batch.root_wdl.rows())
+        .zip(batch.has_value.iter())
+    {
+        // A search's root value sums to 1; supervised records carry zeros.
+        if *has > 0.0 && root.sum() > 0.5 {
+            z.zip_mut_with(&root, |t, &r| *t = (1.0 - q) * *t + q * r);
+        }
+    }
 }
 
 /// Fills `batch` with window records `range` in order, unmirrored: for evaluation

@@ -31,7 +31,7 @@
 //! let (window, report) = loader.refresh()?;
 //! assert!(report.skipped.is_empty());
 //! let window = Arc::new(window);
-//! let cfg = BatchConfig { batch_size: 4, encoder: Default::default(), mirror: true, seed: 7 };
+//! let cfg = BatchConfig { batch_size: 4, encoder: Default::default(), mirror: true, seed: 7, q_ratio: 0.0 };
 //! let cursor = DataCursor::start(cfg.seed, &window);
 //! let mut batches = Prefetcher::new(Arc::clone(&window), cfg, cursor, PrefetchConfig::default())?;
 //! let batch = batches.next_batch()?;

@@ -29,6 +29,7 @@ fn config(mirror: bool) -> BatchConfig {
         encoder: EncoderConfig::default(),
         mirror,
         seed: 77,
+        q_ratio: 0.0,
     }
 }
 
@@ -353,4 +354,51 @@ fn assemble_range_walks_the_window_in_order_without_mirroring() {
         start = end;
     }
     assert!(xq_data::assemble_range(&w, &enc, 0..w.len() + 1, &mut batch).is_err());
+}
+
+#[test]
+fn q_ratio_mixes_the_search_value_into_results_but_not_into_records_without_a_search() {
+    let mut chunk = common::random_chunk(9, 6, 40);
+    // Every other record stands for supervised data: no search, root value all zeros.
+    for r in chunk.records.iter_mut().step_by(2) {
+        r.root_wdl = [0.0; 3];
+    }
+    let w = Window::from_chunks(vec![WindowChunk {
+        name: "mixed".into(),
+        chunk: Arc::new(chunk),
+        first: 0,
+    }]);
+    let plain = config(false);
+    let mixed = BatchConfig {
+        q_ratio: 0.25,
+        ..plain
+    };
+    let (mut a, mut b) = (
+        Batch::new(plain.batch_size, &plain.encoder),
+        Batch::new(plain.batch_size, &plain.encoder),
+    );
+    assemble(&w, &plain, 2, &mut a).unwrap();
+    assemble(&w, &mixed, 2, &mut b).unwrap();
+    assert_eq!(a.samples, b.samples);
+    let (mut mixed_rows, mut kept_rows) = (0, 0);
+    for i in 0..a.len() {
+        let (z, root, got) = (row(&a.value, i), row(&a.root_wdl, i), row(&b.value, i));
+        let searched = root.iter().sum::<f32>() > 0.5;
+        if a.has_value[i] > 0.0 && searched {
+            for k in 0..3 {
+                assert!((got[k] - (0.75 * z[k] + 0.25 * root[k])).abs() < 1e-6);
+            }
+            mixed_rows += 1;
+        } else {
+            assert_eq!(
+                got, z,
+                "sample {i}: no result or no search keeps the target"
+            );
+            kept_rows += 1;
+        }
+    }
+    assert!(
+        mixed_rows > 0 && kept_rows > 0,
+        "{mixed_rows} mixed, {kept_rows} kept"
+    );
 }

@@ -27,7 +27,9 @@ use std::{
 
 use serde::{Deserialize, Serialize};
 use xq_core::{Game, Move};
-use xq_mcts::{Playouts, Search, SearchError, SearchParams, SearchResult};
+use xq_mcts::{
+    GumbelParams, Playouts, RootAlgorithm, Search, SearchError, SearchParams, SearchResult,
+};
 use xq_nn::{EvalInput, Evaluator};
 
 use crate::{
@@ -102,6 +104,9 @@ pub struct NetSettings {
     /// Weight in [0, 1] of a quiescence search in every leaf's value
     /// ([`crate::tactics`]); 0, the default, is plain AlphaZero.
     pub leaf_quiescence: f32,
+    /// Search the root with Gumbel sequential halving (deterministic: no Gumbel noise)
+    /// instead of PUCT; interior nodes stay PUCT.
+    pub gumbel_root: bool,
 }
 
 impl Default for NetSettings {
@@ -116,6 +121,7 @@ impl Default for NetSettings {
             resign_cp: 0,
             draw_cp: None,
             leaf_quiescence: 0.0,
+            gumbel_root: false,
         }
     }
 }
@@ -124,11 +130,21 @@ impl NetSettings {
     /// The search parameters for play: no root noise, no forced playouts, the best move
     /// rather than a sample, this batch size and exploration.
     pub fn search_params(&self) -> SearchParams {
+        let play = SearchParams::for_play();
         SearchParams {
             batch_size: self.batch.max(1),
             c_puct_init: self.c_puct,
             fpu_reduction: self.fpu_reduction,
-            ..SearchParams::for_play()
+            algorithm: if self.gumbel_root {
+                RootAlgorithm::Gumbel
+            } else {
+                RootAlgorithm::Puct
+            },
+            gumbel: GumbelParams {
+                sample: false,
+                ..play.gumbel
+            },
+            ..play
         }
     }
 

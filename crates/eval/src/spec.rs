@@ -10,9 +10,11 @@
 //! - `fsf[:skill=N]`: shorthand for Debian's Fairy-Stockfish over UCCI at a Skill
 //!   Level (default 20);
 //! - `player:DIR`: an exported xqzero player, run through its launcher over UCCI.
-//! - `net:CHECKPOINT[,visits=N][,quiescence=PCT]`: a network checkpoint with MCTS
-//!   (in-process); `quiescence` mixes a quiescence search into every leaf's value with
-//!   that weight in percent ([`crate::tactics`]; default 0, plain AlphaZero).
+//! - `net:CHECKPOINT[,visits=N][,quiescence=PCT][,root=gumbel]`: a network checkpoint
+//!   with MCTS (in-process); `quiescence` mixes a quiescence search into every leaf's
+//!   value with that weight in percent ([`crate::tactics`]; default 0, plain
+//!   AlphaZero); `root=gumbel` searches the root with Gumbel sequential halving (without
+//!   noise) instead of PUCT.
 
 use std::{fmt, path::PathBuf, str::FromStr};
 
@@ -45,6 +47,8 @@ pub enum PlayerSpec {
         visits: u32,
         /// Weight of the leaf quiescence search, in percent (0-100).
         quiescence_pct: u8,
+        /// Gumbel sequential halving at the root instead of PUCT.
+        gumbel: bool,
     },
 }
 
@@ -172,14 +176,19 @@ impl FromStr for PlayerSpec {
                     [p] => PathBuf::from(p),
                     _ => return Err(err("net needs exactly one checkpoint path: net:PATH".into())),
                 };
-                let (mut visits, mut quiescence_pct) = (200, 0);
+                let (mut visits, mut quiescence_pct, mut gumbel) = (200, 0, false);
                 for (k, v) in &pairs {
-                    match k.as_str() {
-                        "visits" => visits = number(k, v, 1, 10_000_000)? as u32,
-                        "quiescence" => quiescence_pct = number(k, v, 0, 100)? as u8,
+                    match (k.as_str(), v.as_str()) {
+                        ("visits", _) => visits = number(k, v, 1, 10_000_000)? as u32,
+                        ("quiescence", _) => quiescence_pct = number(k, v, 0, 100)? as u8,
+                        ("root", "puct") => gumbel = false,
+                        ("root", "gumbel") => gumbel = true,
+                        ("root", _) => {
+                            return Err(err(format!("root must be puct or gumbel, got {v:?}")));
+                        }
                         _ => {
                             return Err(err(format!(
-                                "unknown net option {k:?} (visits, quiescence)"
+                                "unknown net option {k:?} (visits, quiescence, root)"
                             )));
                         }
                     }
@@ -188,6 +197,7 @@ impl FromStr for PlayerSpec {
                     checkpoint,
                     visits,
                     quiescence_pct,
+                    gumbel,
                 })
             }
             "" => Err(err("empty player specification".into())),
@@ -238,10 +248,12 @@ impl PlayerSpec {
                 checkpoint,
                 visits,
                 quiescence_pct,
+                gumbel,
             } => {
                 let settings = crate::net::NetSettings {
                     visits: *visits,
                     leaf_quiescence: f32::from(*quiescence_pct) / 100.0,
+                    gumbel_root: *gumbel,
                     ..crate::net::NetSettings::default()
                 };
                 Box::new(crate::net::NetPlayer::load(checkpoint, settings)?)
@@ -295,10 +307,14 @@ impl fmt::Display for PlayerSpec {
                 checkpoint,
                 visits,
                 quiescence_pct,
+                gumbel,
             } => {
                 write!(f, "net:{},visits={visits}", checkpoint.display())?;
                 if *quiescence_pct > 0 {
                     write!(f, ",quiescence={quiescence_pct}")?;
+                }
+                if *gumbel {
+                    f.write_str(",root=gumbel")?;
                 }
                 Ok(())
             }
@@ -323,6 +339,7 @@ mod tests {
             "player:/tmp/exported",
             "net:/runs/a/models/accepted.safetensors,visits=50",
             "net:/runs/a/models/accepted.safetensors,visits=800,quiescence=50",
+            "net:/runs/a/models/accepted.safetensors,visits=16,root=gumbel",
         ] {
             let spec: PlayerSpec = text.parse().unwrap();
             assert_eq!(spec.to_string(), text);
@@ -342,6 +359,9 @@ mod tests {
             vec![("Skill_Level".to_owned(), "5".to_owned())]
         );
         assert_eq!(cfg.name.as_deref(), Some("fsf-skill5"));
+        let Ok(PlayerSpec::Net { gumbel: false, .. }) = "net:a,root=puct".parse() else {
+            panic!("root=puct is the default search")
+        };
     }
 
     #[test]
@@ -355,6 +375,7 @@ mod tests {
             ("fsf:skill=99", "skill must be"),
             ("random:depth=3", "takes no option"),
             ("net:a,b", "exactly one checkpoint"),
+            ("net:a,root=mcts", "root must be puct or gumbel"),
         ] {
             let e = text.parse::<PlayerSpec>().unwrap_err().to_string();
             assert!(e.contains(needle), "{text:?}: {e}");

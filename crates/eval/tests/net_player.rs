@@ -28,6 +28,30 @@ fn net_player_plays_legal_unbanned_moves_with_the_uniform_evaluator() {
     check_player_over_random_positions(&mut p, 1, 80);
 }
 
+#[test]
+fn gumbel_root_player_plays_legal_moves_and_is_deterministic_without_noise() {
+    let gumbel = || {
+        let s = NetSettings {
+            gumbel_root: true,
+            ..settings(32)
+        };
+        NetPlayer::new(Box::new(RandomEvaluator::new(4)), s, "g").unwrap()
+    };
+    let params = gumbel().settings().search_params();
+    assert_eq!(params.algorithm, xq_mcts::RootAlgorithm::Gumbel);
+    assert!(!params.gumbel.sample, "play searches without Gumbel noise");
+    check_player_over_random_positions(&mut gumbel(), 2, 40);
+    let limits = Limits {
+        nodes: Some(32),
+        ..Limits::default()
+    };
+    // Different game seeds: without noise the moves do not depend on them.
+    let a = self_play(&mut gumbel(), 5, 12, &limits);
+    let b = self_play(&mut gumbel(), 6, 12, &limits);
+    assert_eq!(a.len(), 12);
+    assert_eq!(a, b);
+}
+
 /// Plays `plies` moves of self-play with `p` (both sides) from the start.
 fn self_play(p: &mut NetPlayer, seed: u64, plies: usize, limits: &Limits) -> Vec<(Move, i32)> {
     p.new_game(seed).unwrap();

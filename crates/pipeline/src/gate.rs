@@ -78,6 +78,7 @@ pub fn net_spec(run: &RunDir, m: &ModelRef, visits: u32) -> PlayerSpec {
         checkpoint: run.model_path(m),
         visits,
         quiescence_pct: 0,
+        gumbel: false,
     }
 }
 

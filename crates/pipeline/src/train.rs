@@ -453,6 +453,7 @@ impl TrainSession {
             encoder: self.cfg.trainer.net.encoder(),
             mirror: self.cfg.data.mirror,
             seed,
+            q_ratio: self.cfg.data.q_ratio as f32,
         }
     }
 

@@ -131,6 +131,9 @@ pub struct DataSection {
     pub compact_files: usize,
     /// Mirror samples left-right at random (the board's one symmetry).
     pub mirror: bool,
+    /// Share in [0, 1] of a self-play value target taken from the search's root value
+    /// rather than the game result (lc0's `q_ratio`; xq-data's batch docs).
+    pub q_ratio: f64,
     /// Threads assembling batches (0 = rayon's global pool).
     pub data_threads: usize,
     /// Batches assembled ahead of the trainer.
@@ -162,6 +165,7 @@ impl Default for DataSection {
             refresh_every: 50,
             compact_files: 1000,
             mirror: true,
+            q_ratio: 0.0,
             data_threads: 0,
             prefetch: 4,
             pretrain: None,
@@ -244,6 +248,7 @@ impl TrainSection {
             "a positive number",
         )?;
         check(d.prefetch >= 1, "prefetch", "at least 1")?;
+        check((0.0..=1.0).contains(&d.q_ratio), "q_ratio", "in [0, 1]")?;
         check(d.refresh_every >= 1, "refresh_every", "at least 1")?;
         check(
             d.compact_files != 1,
