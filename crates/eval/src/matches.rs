@@ -1,7 +1,8 @@
 //! Matches between two players: paired openings, concurrency, statistics, SPRT.
 //!
-//! Games are played in colour-reversed pairs on the same opening (pair `i` uses opening
-//! `i mod n`; in its first game player A has Red). Several pairs run at once, each
+//! Games are played in colour-reversed pairs on the same opening (pair `i` uses
+//! [`openings::nth`]: the suite's line `i` while the suite lasts, then the lines again
+//! deepened by two random balanced plies; in its first game player A has Red). Several pairs run at once, each
 //! worker thread with its own player instances, and every game gets a seed derived from
 //! the match seed and its index, so with node or depth limits the results do not depend
 //! on the number of workers. After each finished pair the pentanomial statistics are
@@ -39,7 +40,7 @@ use xq_core::{
 };
 
 use crate::{
-    openings::Opening,
+    openings::{self, Opening},
     player::{Player, PlayerError},
     referee::{GameSettings, PlayedGame, play_game_until, to_pgn},
 };
@@ -385,7 +386,7 @@ pub fn run_match_until(
                             break;
                         }
                     }
-                    let opening = &config.openings[i % config.openings.len()];
+                    let opening = &openings::nth(&config.openings, i, config.seed);
                     let started = Instant::now();
                     let g1 = play_game_until(
                         pa.as_mut(),

@@ -144,22 +144,7 @@ pub fn random_balanced(count: usize, plies: usize, seed: u64) -> Vec<Opening> {
     while out.len() < count && tries < count * 200 {
         tries += 1;
         let start = Position::startpos();
-        let mut pos = start.clone();
-        let mut moves = Vec::new();
-        for _ in 0..plies {
-            let legal = pos.legal_moves();
-            if legal.is_empty() {
-                break;
-            }
-            let m = legal[rng.random_range(0..legal.len())];
-            pos.play_unchecked(m);
-            moves.push(m);
-        }
-        if moves.len() < plies || !pos.has_legal_move() {
-            continue;
-        }
-        let r = engine.search(&pos, &[], AbLimits::depth(2));
-        if r.score.abs() <= 80 {
+        if let Some(moves) = random_balanced_plies(&mut engine, &start, plies, &mut rng) {
             out.push(Opening {
                 name: format!("random-{seed}-{}", out.len()),
                 start,
@@ -168,6 +153,66 @@ pub fn random_balanced(count: usize, plies: usize, seed: u64) -> Vec<Opening> {
         }
     }
     out
+}
+
+/// `plies` random moves from `pos` after which the side to move can move and the
+/// alpha-beta engine at depth 2 scores the position within ±80; `None` if this draw
+/// is not.
+fn random_balanced_plies(
+    engine: &mut AlphaBeta,
+    pos: &Position,
+    plies: usize,
+    rng: &mut ChaCha8Rng,
+) -> Option<Vec<Move>> {
+    let mut pos = pos.clone();
+    let mut moves = Vec::with_capacity(plies);
+    for _ in 0..plies {
+        let legal = pos.legal_moves();
+        let m = *legal.get(rng.random_range(0..legal.len().max(1)))?;
+        pos.play_unchecked(m);
+        moves.push(m);
+    }
+    let balanced = pos.has_legal_move() && {
+        let r = engine.search(&pos, &[], AbLimits::depth(2));
+        r.score.abs() <= 80
+    };
+    balanced.then_some(moves)
+}
+
+/// Random plies a reused opening is deepened by (see [`nth`]).
+const DEEPEN_PLIES: usize = 2;
+
+/// The opening of pair `i` of a match on `suite`: `suite[i]` while the suite lasts,
+/// then the suite again with each line deepened by two random plies that the alpha-beta
+/// engine at depth 2 still scores within ±80 (drawn from `seed` and `i`; the plain line
+/// if 64 draws find none).
+///
+/// Deterministic players (the networks at a fixed visit count, alpha-beta at a fixed
+/// depth) replay the same pair of games from the same opening: a match of 50 games on
+/// the 15 built-in lines would count 10 pairs twice and report an interval that is too
+/// narrow. Deepened lines give every pair its own start.
+pub fn nth(suite: &[Opening], i: usize, seed: u64) -> Opening {
+    let base = &suite[i % suite.len()];
+    if i < suite.len() {
+        return base.clone();
+    }
+    let mut rng = ChaCha8Rng::seed_from_u64(seed);
+    rng.set_stream(i as u64);
+    let mut engine = AlphaBeta::new(1);
+    let from = base.position();
+    (0..64)
+        .find_map(|_| random_balanced_plies(&mut engine, &from, DEEPEN_PLIES, &mut rng))
+        .map_or_else(
+            || base.clone(),
+            |extra| {
+                let names: Vec<String> = extra.iter().map(Move::to_string).collect();
+                Opening {
+                    name: format!("{}+{}", base.name, names.join("+")),
+                    start: base.start.clone(),
+                    moves: base.moves.iter().copied().chain(extra).collect(),
+                }
+            },
+        )
 }
 
 /// The openings a `--openings`/`openings =` setting names: `builtin`, `start` (the
@@ -210,6 +255,31 @@ pub fn from_spec(spec: &str, seed: u64) -> Result<Vec<Opening>, OpeningError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pairs_past_the_suite_get_distinct_balanced_deepened_lines() {
+        let suite = builtin();
+        let n = suite.len();
+        let openings: Vec<Opening> = (0..4 * n).map(|i| nth(&suite, i, 7)).collect();
+        assert_eq!(openings[..n], suite[..], "the suite first, unchanged");
+        let starts: std::collections::HashSet<_> =
+            openings.iter().map(|o| o.position().hash()).collect();
+        assert_eq!(starts.len(), openings.len(), "every pair starts elsewhere");
+        let mut engine = AlphaBeta::new(1);
+        for (i, o) in openings.iter().enumerate().skip(n) {
+            let base = &suite[i % n];
+            assert_eq!(o.moves[..base.moves.len()], base.moves[..], "{}", o.name);
+            assert_eq!(o.moves.len(), base.moves.len() + DEEPEN_PLIES, "{}", o.name);
+            let r = engine.search(&o.position(), &[], AbLimits::depth(2));
+            assert!(r.score.abs() <= 80, "{} scores {}", o.name, r.score);
+        }
+        assert_eq!(
+            nth(&suite, 3 * n + 1, 7),
+            openings[3 * n + 1],
+            "deterministic"
+        );
+        assert_ne!(nth(&suite, 3 * n + 1, 8).moves, openings[3 * n + 1].moves);
+    }
 
     #[test]
     fn builtin_lines_are_legal_and_distinct() {

@@ -397,7 +397,7 @@ fn play_one(
             moves: Vec::new(),
         }
     } else {
-        play.openings[p.game % play.openings.len()].clone()
+        crate::openings::nth(&play.openings, p.game, seed)
     };
     let game_seed = game_seed(seed, p.game);
     let (red_name, black_name) = (&participants[p.red].name, &participants[p.black].name);
