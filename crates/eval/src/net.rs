@@ -468,6 +468,9 @@ impl NetPlayer {
         if settings.leaf_quiescence > 0.0 {
             name += &format!("-q{}", (settings.leaf_quiescence * 100.0).round());
         }
+        if settings.gumbel_root {
+            name += "-gumbel";
+        }
         NetPlayer::new(ev, settings, name)
     }
 
