@@ -190,7 +190,11 @@ const DEEPEN_PLIES: usize = 2;
 /// Deterministic players (the networks at a fixed visit count, alpha-beta at a fixed
 /// depth) replay the same pair of games from the same opening: a match of 50 games on
 /// the 15 built-in lines would count 10 pairs twice and report an interval that is too
-/// narrow. Deepened lines give every pair its own start.
+/// narrow. Deepened lines give the pairs their own starts (nearly always: two draws
+/// can meet, and a line with no balanced deepening is replayed plain).
+///
+/// # Panics
+/// If `suite` is empty; matches and tournaments refuse an empty suite before play.
 pub fn nth(suite: &[Opening], i: usize, seed: u64) -> Opening {
     let base = &suite[i % suite.len()];
     if i < suite.len() {
