@@ -721,7 +721,7 @@ fn selfplay_phase(
     stop: Option<Arc<AtomicBool>>,
     deadline: Option<Instant>,
 ) -> Result<Snapshot> {
-    let (evaluator, watcher) = load_accepted_evaluator(run, cfg.selfplay.threads)?;
+    let (evaluator, watcher) = load_accepted_evaluator(run, &cfg.selfplay)?;
     let worker = format!("run-{}", xq_selfplay::worker_id());
     let live = obs.live();
     let events = Arc::new(SelfplayEvents {

@@ -55,7 +55,7 @@ pub fn run(args: Options) -> Result<()> {
         None => SelfplayConfig::default(),
     };
 
-    let (evaluator, watcher) = load_accepted_evaluator(&run_dir, config.threads)?;
+    let (evaluator, watcher) = load_accepted_evaluator(&run_dir, &config)?;
 
     let worker = worker_id();
     let seed = args.seed.unwrap_or_else(|| seed_from(&worker));
@@ -114,16 +114,26 @@ pub fn run(args: Options) -> Result<()> {
     Ok(())
 }
 
-/// Loads the network the run's pointer names, to evaluate with `threads` intra-op threads.
-fn load_accepted(run: &RunDir, threads: usize) -> Result<Box<dyn Evaluator>> {
+/// How self-play loads its networks: `[selfplay] threads` intra-op threads in each of
+/// `[selfplay] eval_workers` copies (0 = one per core this process may use).
+pub fn evaluator_options(config: &SelfplayConfig) -> xq_train::EvaluatorOptions {
+    let workers = match config.eval_workers {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    xq_train::EvaluatorOptions {
+        threads: config.threads,
+        workers,
+        ..xq_train::EvaluatorOptions::default()
+    }
+}
+
+/// Loads the network the run's pointer names.
+fn load_accepted(run: &RunDir, options: xq_train::EvaluatorOptions) -> Result<Box<dyn Evaluator>> {
     let model = run
         .accepted()?
         .with_context(|| format!("{} names no network", run.pointer_path().display()))?;
     let path = run.model_path(&model);
-    let options = xq_train::EvaluatorOptions {
-        threads,
-        ..xq_train::EvaluatorOptions::default()
-    };
     let ev = xq_train::TorchEvaluator::load(&path, options)
         .with_context(|| format!("cannot load the accepted network {}", path.display()))?;
     Ok(Box::new(ev))
@@ -131,24 +141,25 @@ fn load_accepted(run: &RunDir, threads: usize) -> Result<Box<dyn Evaluator>> {
 
 /// The run's accepted network (the uniform evaluator when there is none yet: the
 /// first generation) and a watcher of the pointer that swaps in each newly accepted
-/// network, each evaluating with `threads` intra-op threads (`[selfplay] threads`).
+/// network, each loaded as `config` says ([`evaluator_options`]).
 ///
 /// # Errors
 /// If the pointer names a network that cannot be loaded.
 pub fn load_accepted_evaluator(
     run: &RunDir,
-    threads: usize,
+    config: &SelfplayConfig,
 ) -> Result<(Box<dyn Evaluator>, Box<dyn ModelSource>)> {
+    let options = evaluator_options(config);
     let run_dir = run.clone();
     let pointer = run.pointer_path();
     let (evaluator, current): (Box<dyn Evaluator>, Option<u64>) = if pointer.is_file() {
         let current = content_hash(&pointer);
-        (load_accepted(&run_dir, threads)?, current)
+        (load_accepted(&run_dir, options)?, current)
     } else {
         (Box::new(UniformEvaluator), None)
     };
     let watcher = PointerWatcher::new(pointer, current, move |_: &Path| {
-        load_accepted(&run_dir, threads).map_err(|e| format!("{e:#}"))
+        load_accepted(&run_dir, options).map_err(|e| format!("{e:#}"))
     });
     Ok((evaluator, Box::new(watcher)))
 }
@@ -227,4 +238,22 @@ pub fn log_tensorboard(tb: &mut xq_train::logging::TbLogger, s: &Snapshot, step:
 /// A seed for a worker started without `--seed`: a hash of its unique id.
 fn seed_from(worker: &str) -> u64 {
     xq_core::hash::fnv1a(worker.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn self_play_evaluates_with_one_copy_of_the_network_per_usable_core_by_default() {
+        let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let default = evaluator_options(&SelfplayConfig::default());
+        assert_eq!((default.workers, default.threads), (cores, 1));
+        let set = evaluator_options(&SelfplayConfig {
+            eval_workers: 3,
+            threads: 2,
+            ..SelfplayConfig::default()
+        });
+        assert_eq!((set.workers, set.threads), (3, 2));
+    }
 }

@@ -38,6 +38,13 @@ pub struct SelfplayConfig {
     /// measured at about 1% of its idle throughput (docs/BENCHMARKS.md, "Self-play on a
     /// shared machine"). A GPU evaluator is not affected.
     pub threads: usize,
+    /// Copies of the network on the CPU that evaluate parts of each batch at once, each
+    /// on its own thread with `threads` intra-op threads (0 = one per core this process
+    /// may use: its CPU affinity and cgroup quota, as `std::thread::available_parallelism`
+    /// reports them). Several copies use every core without an intra-op barrier at each
+    /// layer, so a competing process slows one copy's part of a batch instead of every
+    /// layer of it. A GPU evaluator uses one copy.
+    pub eval_workers: usize,
     /// Leaves each game's search selects per step (with virtual loss). 1 is exact
     /// sequential MCTS per game; batching happens across games.
     pub leaves_per_game: usize,
@@ -92,6 +99,7 @@ impl Default for SelfplayConfig {
             parallel_games: 128,
             search_threads: 2,
             threads: 1,
+            eval_workers: 0,
             leaves_per_game: 1,
             max_batch: 256,
             batch_timeout_ms: 2,
@@ -137,6 +145,11 @@ impl SelfplayConfig {
             "an integer in 1..=256",
         )?;
         check(self.threads <= 256, "threads", "an integer in 0..=256")?;
+        check(
+            self.eval_workers <= 256,
+            "eval_workers",
+            "an integer in 0..=256",
+        )?;
         check(
             (1..=256).contains(&self.leaves_per_game),
             "leaves_per_game",

@@ -56,7 +56,15 @@ fn main() {
             std::process::exit(1);
         }
     }
-    match bench::evaluator_throughput(&net, device, 0, &[1, 16, 64, 256], 2.0) {
+    match bench::evaluator_throughput(
+        &net,
+        xq_train::EvaluatorOptions {
+            device,
+            ..Default::default()
+        },
+        &[1, 16, 64, 256],
+        2.0,
+    ) {
         Ok(rows) => {
             for r in rows {
                 println!(

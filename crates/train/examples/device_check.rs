@@ -111,7 +111,15 @@ fn main() {
     if max_diff > 0.02 {
         fail("half-precision GPU evaluator disagrees with the f32 CPU evaluator");
     }
-    match evaluator_throughput(&net, DeviceChoice::Cuda(0), 0, &[1, 16, 64, 256, 1024], 1.0) {
+    match evaluator_throughput(
+        &net,
+        EvaluatorOptions {
+            device: DeviceChoice::Cuda(0),
+            ..Default::default()
+        },
+        &[1, 16, 64, 256, 1024],
+        1.0,
+    ) {
         Ok(rows) => {
             for r in rows {
                 println!(

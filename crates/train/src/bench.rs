@@ -253,19 +253,19 @@ pub struct EvalThroughput {
 }
 
 /// A randomly initialised `net`, saved as a checkpoint in `dir` and loaded back as an
-/// evaluator with `threads` intra-op threads: the network of the speed benchmarks.
+/// evaluator with `options` (device, threads, copies): the network of the speed
+/// benchmarks.
 ///
 /// # Errors
 /// If the checkpoint cannot be written or read.
 pub fn scratch_evaluator(
     dir: &Path,
     net: &NetConfig,
-    device: DeviceChoice,
-    threads: usize,
+    options: EvaluatorOptions,
 ) -> Result<TorchEvaluator, TrainError> {
     let cfg = TrainConfig {
         net: net.clone(),
-        device,
+        device: options.device,
         log_every: 0,
         ..TrainConfig::default()
     };
@@ -273,30 +273,23 @@ pub fn scratch_evaluator(
     t.set_progress(Progress::Off);
     t.save_checkpoint()?;
     drop(t);
-    TorchEvaluator::load(
-        dir,
-        EvaluatorOptions {
-            device,
-            threads,
-            ..Default::default()
-        },
-    )
+    TorchEvaluator::load(dir, options)
 }
 
 /// Positions/s of a [`TorchEvaluator`] (randomly initialised `net`, saved as a checkpoint
-/// to a scratch directory) at each batch size, on positions from seeded random games.
-/// Each size runs for about `seconds_per_size` after one untimed batch.
+/// to a scratch directory, loaded with `options`) at each batch size, on positions from
+/// seeded random games. Each size runs for about `seconds_per_size` after one untimed
+/// batch.
 pub fn evaluator_throughput(
     net: &NetConfig,
-    device: DeviceChoice,
-    threads: usize,
+    options: EvaluatorOptions,
     batch_sizes: &[usize],
     seconds_per_size: f64,
 ) -> Result<Vec<EvalThroughput>, TrainError> {
     let dir = std::env::temp_dir().join(format!("xq-train-bench-eval-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let result = (|| {
-        let mut ev = scratch_evaluator(&dir, net, device, threads)?;
+        let mut ev = scratch_evaluator(&dir, net, options)?;
         let max = batch_sizes.iter().copied().max().unwrap_or(1);
         let games = random_histories(max, net.history, 7);
         let moves: Vec<Vec<xq_core::Move>> = games

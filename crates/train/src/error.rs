@@ -68,6 +68,10 @@ pub enum TrainError {
     /// A batch with inconsistent sizes.
     #[error("bad batch: {0}")]
     BadBatch(String),
+    /// One of an evaluator's worker threads (see `EvaluatorOptions::workers`) could not
+    /// start, ended, or failed on its part of a batch.
+    #[error("evaluator thread: {0}")]
+    EvalThread(String),
     /// A benchmark's helper (the PyTorch reference) failed.
     #[error("benchmark: {0}")]
     Bench(String),

@@ -4,8 +4,19 @@
 //! tch tensors are): a multi-threaded search funnels its batches to the thread that owns
 //! it. Inference runs without autograd, with batch norm in inference mode, in half
 //! precision on a GPU and f32 on the CPU.
+//!
+//! On the CPU an evaluator can hold several copies of the network
+//! ([`EvaluatorOptions::workers`]): each batch is cut into one part per copy, and the
+//! parts are evaluated at once, each on a thread of its own with its own intra-op
+//! threads (lc0's and KataGo's several backend threads, on cores instead of GPUs). This
+//! uses every core without libtorch's intra-op parallelism, whose OpenMP threads meet
+//! at a barrier after every layer: when another process deschedules one of them, each
+//! layer waits for it (docs/BENCHMARKS.md, "Self-play on a shared machine"). Parts meet
+//! once per batch, so a descheduled copy delays one batch by its own share of the work.
 
 use std::path::{Path, PathBuf};
+use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
+use std::thread::JoinHandle;
 
 use tch::nn::VarStore;
 use tch::{Device, Kind, Tensor};
@@ -41,21 +52,127 @@ pub struct EvaluatorOptions {
     /// per core), so it is applied on the evaluating thread itself, before each forward
     /// pass. Self-play uses 1 by default: see `threads` in `xq_selfplay::SelfplayConfig`.
     pub threads: usize,
+    /// Copies of the network that evaluate parts of each batch at once, on the CPU
+    /// (see the module documentation); 0 and 1 mean one copy, evaluating on the
+    /// calling thread. Each copy runs `threads` intra-op threads (at least one). A GPU
+    /// evaluator always uses one copy.
+    pub workers: usize,
+}
+
+/// One copy of the network, with what a forward pass needs.
+#[derive(Debug)]
+struct Replica {
+    _vs: VarStore,
+    net: Net,
+    device: Device,
+    kind: Kind,
+    planes: usize,
+    threads: usize,
+}
+
+impl Replica {
+    fn load(
+        sidecar: &Sidecar,
+        weights: &Path,
+        device: Device,
+        half: bool,
+        threads: usize,
+    ) -> Result<Replica, TrainError> {
+        let mut vs = VarStore::new(device);
+        let net = {
+            let _guard = crate::net::init_lock();
+            Net::new(&vs.root(), &sidecar.net)?
+        };
+        if half {
+            vs.half();
+        }
+        checkpoint::load_into(&vs.variables(), &read_tensors(weights)?, weights)?;
+        vs.freeze();
+        Ok(Replica {
+            _vs: vs,
+            net,
+            device,
+            kind: if half { Kind::Half } else { Kind::Float },
+            planes: sidecar.net.encoder().planes(),
+            threads,
+        })
+    }
+
+    /// Policy and value logits of `n` encoded positions (checked by the caller).
+    fn forward(&self, inputs: &[f32], n: usize) -> Result<(Vec<f32>, Vec<f32>), TrainError> {
+        if self.threads > 0 && tch::get_num_threads() != self.threads as i32 {
+            crate::set_num_threads(self.threads);
+        }
+        let _guard = tch::no_grad_guard();
+        let x = Tensor::f_from_slice(inputs)?.f_view([
+            n as i64,
+            self.planes as i64,
+            BOARD_RANKS as i64,
+            BOARD_FILES as i64,
+        ])?;
+        let x = x.f_to_device(self.device)?;
+        let (p, v) = self.net.forward(&x, false, self.kind)?;
+        let p = Vec::<f32>::try_from(&p.f_to_device(Device::Cpu)?.f_reshape([-1])?)?;
+        let v = Vec::<f32>::try_from(&v.f_to_device(Device::Cpu)?.f_reshape([-1])?)?;
+        Ok((p, v))
+    }
+}
+
+/// The outputs of one part of a batch, or why it failed.
+type PartResult = Result<(Vec<f32>, Vec<f32>), String>;
+
+/// A [`Replica`] on a thread of its own, evaluating the parts of batches it is sent.
+/// Dropping it ends the thread and waits for it.
+#[derive(Debug)]
+struct Worker {
+    jobs: Option<SyncSender<(Vec<f32>, usize)>>,
+    results: Receiver<PartResult>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Worker {
+    fn spawn(replica: Replica, index: usize) -> Result<Worker, TrainError> {
+        let (jobs, job_rx) = sync_channel::<(Vec<f32>, usize)>(1);
+        let (result_tx, results) = sync_channel::<PartResult>(1);
+        let thread = std::thread::Builder::new()
+            .name(format!("torch-eval-{index}"))
+            .spawn(move || {
+                while let Ok((inputs, n)) = job_rx.recv() {
+                    let r = replica.forward(&inputs, n).map_err(|e| e.to_string());
+                    if result_tx.send(r).is_err() {
+                        break;
+                    }
+                }
+            })
+            .map_err(|e| TrainError::EvalThread(format!("cannot start: {e}")))?;
+        Ok(Worker {
+            jobs: Some(jobs),
+            results,
+            thread: Some(thread),
+        })
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        drop(self.jobs.take());
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+    }
 }
 
 /// See the module documentation.
 #[derive(Debug)]
 pub struct TorchEvaluator {
-    _vs: VarStore,
-    net: Net,
-    device: Device,
-    kind: Kind,
+    replica: Replica,
+    /// The other copies of the network (empty with one copy).
+    workers: Vec<Worker>,
     encoder: EncoderConfig,
     name: String,
     sidecar: Sidecar,
     inputs: Vec<f32>,
     indices: Vec<u16>,
-    threads: usize,
 }
 
 impl TorchEvaluator {
@@ -75,21 +192,28 @@ impl TorchEvaluator {
         let weights_path = sidecar_path.parent().unwrap_or(Path::new(".")).join(file);
         let device = options.device.device();
         let half = options.half.unwrap_or(device.is_cuda());
-        let kind = if half { Kind::Half } else { Kind::Float };
-        let mut vs = VarStore::new(device);
-        let net = {
-            let _guard = crate::net::init_lock();
-            Net::new(&vs.root(), &sidecar.net)?
+        let copies = if device.is_cuda() {
+            1
+        } else {
+            options.workers.max(1)
         };
-        if half {
-            vs.half();
-        }
-        checkpoint::load_into(
-            &vs.variables(),
-            &read_tensors(&weights_path)?,
-            &weights_path,
-        )?;
-        vs.freeze();
+        // Several copies on the cores: each runs its own intra-op threads, one unless
+        // told otherwise (libtorch's default, one per core, in every copy would
+        // oversubscribe the cores).
+        let threads = if copies > 1 {
+            options.threads.max(1)
+        } else {
+            options.threads
+        };
+        let replica = Replica::load(&sidecar, &weights_path, device, half, threads)?;
+        let workers = (1..copies)
+            .map(|i| {
+                Worker::spawn(
+                    Replica::load(&sidecar, &weights_path, device, half, threads)?,
+                    i,
+                )
+            })
+            .collect::<Result<Vec<_>, _>>()?;
         let name = format!(
             "torch({}, {}, {:?}{})",
             weights_path.display(),
@@ -98,16 +222,13 @@ impl TorchEvaluator {
             if half { ", f16" } else { "" }
         );
         Ok(TorchEvaluator {
-            _vs: vs,
-            net,
-            device,
-            kind,
+            replica,
+            workers,
             encoder: sidecar.net.encoder(),
             name,
             sidecar,
             inputs: Vec::new(),
             indices: Vec::new(),
-            threads: options.threads,
         })
     }
 
@@ -121,8 +242,15 @@ impl TorchEvaluator {
         self.encoder
     }
 
+    /// Copies of the network that evaluate a batch's parts at once (1: no split).
+    pub fn workers(&self) -> usize {
+        self.workers.len() + 1
+    }
+
     /// Raw network outputs for `n` encoded positions (`n × planes × 10 × 9` floats):
-    /// policy logits (`n × 2086`) and value logits (`n × 3`), as f32 on the host.
+    /// policy logits (`n × 2086`) and value logits (`n × 3`), as f32 on the host. With
+    /// several copies of the network the positions are cut into consecutive parts of
+    /// equal size (the last may be smaller), one a copy, and the outputs joined in order.
     pub fn forward_raw(
         &self,
         inputs: &[f32],
@@ -135,20 +263,46 @@ impl TorchEvaluator {
                 self.encoder.input_len()
             )));
         }
-        if self.threads > 0 && tch::get_num_threads() != self.threads as i32 {
-            crate::set_num_threads(self.threads);
+        let per = n.div_ceil(self.workers().min(n));
+        let len = self.encoder.input_len();
+        // Parts 1.. go to the workers; part 0 is evaluated here meanwhile.
+        let mut sent = 0;
+        for (worker, lo) in self.workers.iter().zip((per..n).step_by(per)) {
+            let hi = (lo + per).min(n);
+            let job = (inputs[lo * len..hi * len].to_vec(), hi - lo);
+            if let Some(jobs) = &worker.jobs
+                && jobs.send(job).is_ok()
+            {
+                sent += 1;
+            } else {
+                break;
+            }
         }
-        let _guard = tch::no_grad_guard();
-        let x = Tensor::f_from_slice(inputs)?.f_view([
-            n as i64,
-            self.encoder.planes() as i64,
-            BOARD_RANKS as i64,
-            BOARD_FILES as i64,
-        ])?;
-        let x = x.f_to_device(self.device)?;
-        let (p, v) = self.net.forward(&x, false, self.kind)?;
-        let p = Vec::<f32>::try_from(&p.f_to_device(Device::Cpu)?.f_reshape([-1])?)?;
-        let v = Vec::<f32>::try_from(&v.f_to_device(Device::Cpu)?.f_reshape([-1])?)?;
+        let mine = self.replica.forward(&inputs[..per * len], per);
+        // Every sent part is collected, even after a failure, so that no stale result
+        // is left for the next batch.
+        let mut parts = Vec::with_capacity(sent);
+        for worker in &self.workers[..sent] {
+            parts.push(
+                worker
+                    .results
+                    .recv()
+                    .map_err(|_| "ended".to_owned())
+                    .and_then(|r| r),
+            );
+        }
+        let (mut p, mut v) = mine?;
+        let expected = n.div_ceil(per) - 1;
+        if sent < expected {
+            return Err(TrainError::EvalThread(format!(
+                "{sent} of {expected} took their part of the batch"
+            )));
+        }
+        for part in parts {
+            let (pp, vv) = part.map_err(TrainError::EvalThread)?;
+            p.extend_from_slice(&pp);
+            v.extend_from_slice(&vv);
+        }
         Ok((p, v))
     }
 }

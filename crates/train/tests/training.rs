@@ -206,6 +206,7 @@ fn checkpoint_round_trip_gives_identical_outputs() {
                 weights: which,
                 half: None,
                 threads: 0,
+                workers: 0,
             },
         )
         .unwrap();
@@ -261,6 +262,59 @@ fn an_evaluator_sets_its_threads_on_the_thread_that_evaluates() {
     .join()
     .unwrap();
     assert_eq!(threads, 1);
+    fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_evaluator_with_several_copies_returns_the_outputs_of_one_in_order() {
+    let cfg = tiny_config(OptimizerConfig::default());
+    let dir = run_dir("evaluator-workers");
+    let mut t = trainer(&dir, cfg.clone());
+    t.step(&OwnedBatch::synthetic(8, planes(&cfg), 1).view())
+        .unwrap();
+    t.save_checkpoint().unwrap();
+    let load = |workers| {
+        TorchEvaluator::load(
+            &dir,
+            EvaluatorOptions {
+                device: DeviceChoice::Cpu,
+                threads: 1,
+                workers,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+    };
+    let one = load(1);
+    let three = load(3);
+    assert_eq!((one.workers(), three.workers()), (1, 3));
+    let positions = sample_positions();
+    assert!(
+        positions.len() >= 4,
+        "the batch must be split among all copies"
+    );
+    let x = encoded(&positions, cfg.net.history);
+    let len = x.len() / positions.len();
+    // Every batch size from one position (fewer positions than copies) to all of them,
+    // twice over, so that a part left over from one batch would show in the next.
+    for _ in 0..2 {
+        for n in 1..=positions.len() {
+            let (p1, v1) = one.forward_raw(&x[..n * len], n).unwrap();
+            let (p3, v3) = three.forward_raw(&x[..n * len], n).unwrap();
+            assert_eq!((p3.len(), v3.len()), (p1.len(), v1.len()), "{n} positions");
+            for (a, b) in p1.iter().zip(&p3).chain(v1.iter().zip(&v3)) {
+                assert!(
+                    (a - b).abs() <= 1e-4 * (1.0 + a.abs()),
+                    "{n} positions: {a} vs {b}"
+                );
+            }
+        }
+    }
+    assert!(
+        three.forward_raw(&x[..len], 2).is_err(),
+        "a short input is refused"
+    );
+    drop(three);
     fs::remove_dir_all(&dir).unwrap();
 }
 

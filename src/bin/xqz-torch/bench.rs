@@ -65,6 +65,10 @@ struct ContentionArgs {
     /// Evaluator intra-op threads (default: the config's `[selfplay] threads`).
     #[arg(long)]
     threads: Option<usize>,
+    /// Copies of the network evaluating parts of each batch (default: the config's
+    /// `[selfplay] eval_workers`; 0 = one per usable core).
+    #[arg(long)]
+    eval_workers: Option<usize>,
     /// The core the competing process is pinned to.
     #[arg(long, default_value_t = 1)]
     core: usize,
@@ -536,7 +540,12 @@ fn bench_train(a: &TrainBenchArgs) -> Result<()> {
         );
     }
     if !a.eval_batches.is_empty() {
-        for r in evaluator_throughput(&net, device, a.threads, &a.eval_batches, a.eval_seconds)? {
+        let options = xq_train::EvaluatorOptions {
+            device,
+            threads: a.threads,
+            ..Default::default()
+        };
+        for r in evaluator_throughput(&net, options, &a.eval_batches, a.eval_seconds)? {
             println!(
                 "evaluator: batch {:>4}: {:>9.0} positions/s",
                 r.batch_size, r.positions_per_sec
@@ -581,19 +590,26 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
     if let Some(t) = a.threads {
         selfplay.threads = t;
     }
+    if let Some(w) = a.eval_workers {
+        selfplay.eval_workers = w;
+    }
     let net = cfg.train.trainer.net.clone();
-    let device = xq_train::DeviceChoice::Cpu;
+    let options = xq_train::EvaluatorOptions {
+        device: xq_train::DeviceChoice::Cpu,
+        ..xq_pipeline::selfplay::evaluator_options(&selfplay)
+    };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
         "contention: {} ({}x{} network, {} games at once, {} search threads, max batch {}, \
-         evaluator threads {}), {} cores available, {} s a measurement, {} rounds",
+         evaluator: {} copies of {} threads), {} cores available, {} s a measurement, {} rounds",
         a.config.display(),
         net.blocks,
         net.channels,
         selfplay.parallel_games,
         selfplay.search_threads,
         selfplay.max_batch,
-        selfplay.threads,
+        options.workers.max(1),
+        options.threads,
         cores,
         a.seconds,
         a.rounds
@@ -603,8 +619,7 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
     let result = (|| -> Result<()> {
         let peak = xq_train::bench::evaluator_throughput(
             &net,
-            device,
-            selfplay.threads,
+            options,
             &[selfplay.max_batch],
             a.seconds.min(5.0),
         )?;
@@ -613,8 +628,7 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
             let evaluator = xq_train::bench::scratch_evaluator(
                 &dir.join(format!("{name}-{seed}")),
                 &net,
-                device,
-                selfplay.threads,
+                options,
             )?;
             let options = RunOptions {
                 run_dir: None,
