@@ -115,10 +115,13 @@ pub fn run(args: Options) -> Result<()> {
 }
 
 /// How self-play loads its networks: `[selfplay] threads` intra-op threads in each of
-/// `[selfplay] eval_workers` copies (0 = one per core this process may use).
+/// `[selfplay] eval_workers` copies (0 = one per core this process may use, and no more
+/// than `max_batch`: a copy beyond it would never get a part of a batch).
 pub fn evaluator_options(config: &SelfplayConfig) -> xq_train::EvaluatorOptions {
     let workers = match config.eval_workers {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(config.max_batch.max(1)),
         n => n,
     };
     xq_train::EvaluatorOptions {
@@ -248,7 +251,12 @@ mod tests {
     fn self_play_evaluates_with_one_copy_of_the_network_per_usable_core_by_default() {
         let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
         let default = evaluator_options(&SelfplayConfig::default());
-        assert_eq!((default.workers, default.threads), (cores, 1));
+        assert_eq!((default.workers, default.threads), (cores.min(256), 1));
+        let small_batches = evaluator_options(&SelfplayConfig {
+            max_batch: 1,
+            ..SelfplayConfig::default()
+        });
+        assert_eq!(small_batches.workers, 1);
         let set = evaluator_options(&SelfplayConfig {
             eval_workers: 3,
             threads: 2,

@@ -30,18 +30,19 @@ pub struct SelfplayConfig {
     /// them). With two or more, one group's search runs while the evaluator works on
     /// another group's batch, which is what keeps the evaluator busy.
     pub search_threads: usize,
-    /// libtorch intra-op CPU threads of the network evaluator (0 = libtorch's default,
-    /// one per core). 1, the default, suits the small networks self-play runs on a CPU:
-    /// the search threads keep the other cores busy, and a forward pass never waits at
-    /// an OpenMP barrier for a sibling thread that another process has descheduled. With
-    /// two intra-op threads on two cores and a CPU-bound process beside it, self-play was
-    /// measured at about 1% of its idle throughput (docs/BENCHMARKS.md, "Self-play on a
-    /// shared machine"). A GPU evaluator is not affected.
+    /// libtorch intra-op CPU threads of each copy of the network (0 = libtorch's
+    /// default, one per core, with a single copy; with several copies 0 means 1). 1, the
+    /// default, suits the small networks self-play runs on a CPU: a forward pass never
+    /// waits at an OpenMP barrier for a sibling thread that another process has
+    /// descheduled. With two intra-op threads on two cores and a CPU-bound process beside
+    /// it, self-play was measured at about 2% of its idle throughput (docs/BENCHMARKS.md,
+    /// "Self-play on a shared machine"); `eval_workers` uses the other cores instead. A
+    /// GPU evaluator is not affected.
     pub threads: usize,
     /// Copies of the network on the CPU that evaluate parts of each batch at once, each
     /// on its own thread with `threads` intra-op threads (0 = one per core this process
     /// may use: its CPU affinity and cgroup quota, as `std::thread::available_parallelism`
-    /// reports them). Several copies use every core without an intra-op barrier at each
+    /// reports them, and no more than `max_batch`). Several copies use every core without an intra-op barrier at each
     /// layer, so a competing process slows one copy's part of a batch instead of every
     /// layer of it. A GPU evaluator uses one copy.
     pub eval_workers: usize,

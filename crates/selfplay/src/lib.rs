@@ -56,7 +56,7 @@
 //! |---|---|---|
 //! | `parallel_games` | 128 | games played at once |
 //! | `search_threads` | 2 | threads stepping the games' searches |
-//! | `threads` | 1 | libtorch intra-op CPU threads of each copy of the network (0 = libtorch's default) |
+//! | `threads` | 1 | libtorch intra-op CPU threads of each copy of the network (0 = libtorch's default with one copy, 1 with several) |
 //! | `eval_workers` | 0 | copies of the network evaluating parts of each batch at once on the CPU (0 = one per usable core) |
 //! | `leaves_per_game` | 1 | leaves per game and step (virtual loss within a game) |
 //! | `max_batch` | 256 | most positions per evaluator call |

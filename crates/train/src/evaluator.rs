@@ -14,6 +14,8 @@
 //! layer waits for it (docs/BENCHMARKS.md, "Self-play on a shared machine"). Parts meet
 //! once per batch, so a descheduled copy delays one batch by its own share of the work.
 
+use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
@@ -47,7 +49,7 @@ pub struct EvaluatorOptions {
     /// Half precision: `None` = on a GPU only.
     pub half: Option<bool>,
     /// libtorch intra-op CPU threads of the thread that evaluates (0 = leave that
-    /// thread's setting). libtorch's OpenMP thread count is a per-thread setting (a
+    /// thread's setting; with several `workers`, 0 means 1). libtorch's OpenMP thread count is a per-thread setting (a
     /// thread that is not the one that called `set_num_threads` starts with one thread
     /// per core), so it is applied on the evaluating thread itself, before each forward
     /// pass. Self-play uses 1 by default: see `threads` in `xq_selfplay::SelfplayConfig`.
@@ -74,6 +76,7 @@ impl Replica {
     fn load(
         sidecar: &Sidecar,
         weights: &Path,
+        saved: &HashMap<String, Tensor>,
         device: Device,
         half: bool,
         threads: usize,
@@ -86,7 +89,7 @@ impl Replica {
         if half {
             vs.half();
         }
-        checkpoint::load_into(&vs.variables(), &read_tensors(weights)?, weights)?;
+        checkpoint::load_into(&vs.variables(), saved, weights)?;
         vs.freeze();
         Ok(Replica {
             _vs: vs,
@@ -125,6 +128,8 @@ type PartResult = Result<(Vec<f32>, Vec<f32>), String>;
 /// Dropping it ends the thread and waits for it.
 #[derive(Debug)]
 struct Worker {
+    /// Its copy's number (the calling thread's copy is 0), for messages.
+    index: usize,
     jobs: Option<SyncSender<(Vec<f32>, usize)>>,
     results: Receiver<PartResult>,
     thread: Option<JoinHandle<()>>,
@@ -138,14 +143,23 @@ impl Worker {
             .name(format!("torch-eval-{index}"))
             .spawn(move || {
                 while let Ok((inputs, n)) = job_rx.recv() {
-                    let r = replica.forward(&inputs, n).map_err(|e| e.to_string());
-                    if result_tx.send(r).is_err() {
+                    // A panic inside libtorch becomes this part's error, so the caller
+                    // hears why; the copy then stops.
+                    let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                        replica.forward(&inputs, n).map_err(|e| e.to_string())
+                    }));
+                    let (r, panicked) = match r {
+                        Ok(r) => (r, false),
+                        Err(panic) => (Err(format!("panicked: {}", panic_message(&*panic))), true),
+                    };
+                    if result_tx.send(r).is_err() || panicked {
                         break;
                     }
                 }
             })
-            .map_err(|e| TrainError::EvalThread(format!("cannot start: {e}")))?;
+            .map_err(|e| TrainError::EvalThread(format!("copy {index} cannot start: {e}")))?;
         Ok(Worker {
+            index,
             jobs: Some(jobs),
             results,
             thread: Some(thread),
@@ -205,14 +219,11 @@ impl TorchEvaluator {
         } else {
             options.threads
         };
-        let replica = Replica::load(&sidecar, &weights_path, device, half, threads)?;
+        let saved = read_tensors(&weights_path)?;
+        let load = || Replica::load(&sidecar, &weights_path, &saved, device, half, threads);
+        let replica = load()?;
         let workers = (1..copies)
-            .map(|i| {
-                Worker::spawn(
-                    Replica::load(&sidecar, &weights_path, device, half, threads)?,
-                    i,
-                )
-            })
+            .map(|i| Worker::spawn(load()?, i))
             .collect::<Result<Vec<_>, _>>()?;
         let name = format!(
             "torch({}, {}, {:?}{})",
@@ -267,6 +278,7 @@ impl TorchEvaluator {
         let len = self.encoder.input_len();
         // Parts 1.. go to the workers; part 0 is evaluated here meanwhile.
         let mut sent = 0;
+        let mut stopped = None;
         for (worker, lo) in self.workers.iter().zip((per..n).step_by(per)) {
             let hi = (lo + per).min(n);
             let job = (inputs[lo * len..hi * len].to_vec(), hi - lo);
@@ -275,6 +287,7 @@ impl TorchEvaluator {
             {
                 sent += 1;
             } else {
+                stopped = Some(worker.index);
                 break;
             }
         }
@@ -287,15 +300,15 @@ impl TorchEvaluator {
                 worker
                     .results
                     .recv()
-                    .map_err(|_| "ended".to_owned())
-                    .and_then(|r| r),
+                    .map_err(|_| "has stopped".to_owned())
+                    .and_then(|r| r)
+                    .map_err(|e| format!("copy {}: {e}", worker.index)),
             );
         }
         let (mut p, mut v) = mine?;
-        let expected = n.div_ceil(per) - 1;
-        if sent < expected {
+        if let Some(i) = stopped {
             return Err(TrainError::EvalThread(format!(
-                "{sent} of {expected} took their part of the batch"
+                "copy {i} has stopped (an earlier batch says why)"
             )));
         }
         for part in parts {
@@ -313,6 +326,15 @@ fn device_name(d: Device) -> String {
         Device::Cuda(i) => format!("cuda:{i}"),
         other => format!("{other:?}").to_lowercase(),
     }
+}
+
+/// The text of a panic's payload (a `&str` or `String`), or a placeholder.
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
 /// Softmax of `xs` in place (max-subtracted; an empty slice stays empty).
