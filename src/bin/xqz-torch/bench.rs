@@ -609,7 +609,12 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
         selfplay.search_threads,
         selfplay.max_batch,
         options.workers.max(1),
-        options.threads,
+        // With several copies the evaluator runs each on at least one thread.
+        if options.workers > 1 {
+            options.threads.max(1)
+        } else {
+            options.threads
+        },
         cores,
         a.seconds,
         a.rounds
