@@ -137,6 +137,34 @@ pub(crate) fn lock(dir: &Path, wait: bool) -> Result<Option<Lock>, CompactError>
     }
 }
 
+/// Finishes every merge cut short in `dir` (a killed trainer's journals), waiting for
+/// the compaction lock first so that a merge in progress elsewhere is not undone.
+/// [`WindowLoader::refresh`](crate::WindowLoader::refresh) does this before it lists
+/// chunks; a run calls it when it starts, so a journal does not outlive a trainer that
+/// is restarted with nothing left to train. Returns the journals finished (none when
+/// `dir` does not exist).
+///
+/// # Errors
+/// The lock cannot be taken, a journal does not parse, or a file cannot be deleted.
+pub fn finish_interrupted(dir: &Path) -> Result<usize, CompactError> {
+    let journals = match fs::read_dir(dir) {
+        Ok(entries) => entries
+            .filter_map(|e| e.ok().map(|e| e.path()))
+            .filter(|p| is_journal(p))
+            .collect::<Vec<_>>(),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(io_error("listing", dir)(e)),
+    };
+    if journals.is_empty() {
+        return Ok(0);
+    }
+    let _lock = lock(dir, true)?;
+    for j in &journals {
+        finish_journal(j)?;
+    }
+    Ok(journals.len())
+}
+
 /// Finishes the merge a journal describes (module docs, "Kill safety"); the caller
 /// holds the compaction lock. Returns whether it was rolled forward (the merged chunk
 /// existed, leftover sources were deleted); a journal already gone is done.
@@ -144,7 +172,7 @@ pub(crate) fn lock(dir: &Path, wait: bool) -> Result<Option<Lock>, CompactError>
 /// # Errors
 /// A journal that does not parse (it is written atomically, so only an outside hand can
 /// make one), or an I/O error deleting a file.
-pub(crate) fn finish_journal(journal: &Path) -> Result<bool, CompactError> {
+fn finish_journal(journal: &Path) -> Result<bool, CompactError> {
     let dir = journal.parent().unwrap_or(Path::new("."));
     let text = match fs::read_to_string(journal) {
         Ok(t) => t,

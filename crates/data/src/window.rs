@@ -313,12 +313,12 @@ impl WindowLoader {
     pub fn refresh(&mut self) -> Result<(Window, RefreshReport), std::io::Error> {
         let mut report = RefreshReport::default();
         let mut files = Vec::new();
-        let mut journals = Vec::new();
+        let mut journals = false;
         for entry in fs::read_dir(&self.dir)? {
             let entry = entry?;
             let path = entry.path();
             if compact::is_journal(&path) {
-                journals.push(path);
+                journals = true;
                 continue;
             }
             if path.extension().is_some_and(|e| e == "tmp") {
@@ -359,16 +359,11 @@ impl WindowLoader {
             self.known.insert(key.path.clone(), key.clone());
             files.push(key);
         }
-        if !journals.is_empty() {
+        if journals {
             // A merge was cut short (a killed trainer), or another process is merging:
             // wait for the compaction lock, finish or undo what is left, then list again,
             // so no record is counted twice.
-            {
-                let _lock = compact::lock(&self.dir, true).map_err(std::io::Error::other)?;
-                for j in &journals {
-                    compact::finish_journal(j).map_err(std::io::Error::other)?;
-                }
-            }
+            compact::finish_interrupted(&self.dir).map_err(std::io::Error::other)?;
             let (window, mut again) = self.refresh()?;
             again.removed.splice(0..0, report.removed);
             return Ok((window, again));

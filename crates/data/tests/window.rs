@@ -386,7 +386,9 @@ fn compaction_merges_whole_groups_only_and_never_remerges() {
 
 #[test]
 fn a_merge_killed_after_writing_is_finished_and_one_killed_before_is_undone() {
-    for merged_written in [true, false] {
+    // By a loader's rescan, and by a run that starts with nothing left to train.
+    for (merged_written, by_loader) in [(true, true), (false, true), (true, false), (false, false)]
+    {
         let dir = tempfile::tempdir().unwrap();
         let total = write_aged_chunks(dir.path(), 6);
         // The state a kill leaves: the journal, maybe the merged file, all sources.
@@ -407,6 +409,15 @@ fn a_merge_killed_after_writing_is_finished_and_one_killed_before_is_undone() {
             write_chunk_atomic(&path, &merged).unwrap();
             set_mtime(&path, 20);
         }
+        if !by_loader {
+            assert_eq!(xq_data::compact::finish_interrupted(dir.path()).unwrap(), 1);
+            assert_eq!(xq_data::compact::finish_interrupted(dir.path()).unwrap(), 0);
+            let absent = dir.path().join("absent");
+            assert_eq!(xq_data::compact::finish_interrupted(&absent).unwrap(), 0);
+        }
+        let files = chunk_files(dir.path());
+        let journals = files.iter().any(|f| f.ends_with(".journal"));
+        assert_eq!(journals, by_loader, "{files:?}");
         let (_, report) = WindowLoader::new(dir.path(), WindowSize::Fixed(1))
             .refresh()
             .unwrap();

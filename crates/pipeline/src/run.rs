@@ -809,6 +809,14 @@ fn run_loop(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
         state.games,
         r.mode
     ));
+    // A merge of old chunks cut short by a kill is finished now, even when the budget
+    // leaves nothing to train (the trainer's window would otherwise finish it).
+    let finished = xq_data::compact::finish_interrupted(&run.data_dir())?;
+    if finished > 0 {
+        obs.log(&format!(
+            "data: {finished} merge(s) of old chunks cut short by a kill were finished"
+        ));
+    }
     // Candidates left from an interrupted run are gated first.
     gate_pending(obs, run, cfg, budget.loop_deadline())?;
     let games_left =
