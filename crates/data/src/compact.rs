@@ -17,10 +17,11 @@
 //! 3. the sources are deleted (and the directory synced);
 //! 4. the journal is deleted.
 //!
-//! A loader that finds a journal finishes it before it reads anything
-//! ([`finish_journal`]): when the merged chunk exists (the kill came after step 2) the
-//! sources still present are deleted, otherwise the journal alone is (the sources are
-//! intact). So a record is never counted twice nor lost, whenever the process dies.
+//! A loader that finds a journal finishes it before it reads anything, and so does a
+//! run when it starts ([`finish_interrupted`]): when the merged chunk exists (the kill
+//! came after step 2) the sources still present are deleted, otherwise the journal
+//! alone is (the sources are intact). So a record is never counted twice nor lost,
+//! whenever the process dies.
 //!
 //! # One compactor at a time
 //! Merging and finishing journals hold an exclusive lock on `data/.xqz-compact.lock`
