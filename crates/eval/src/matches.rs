@@ -15,6 +15,10 @@
 //! pairs discarded. A stopped game has no result, and counting the finished half of a
 //! pair alone would undo the colour balance that pairing exists for; the report says
 //! how many games were discarded and why the match ended early ([`Cutoff`]).
+//!
+//! A pair with a game that neither player could start (a double forfeit, 21.3) is
+//! discarded too: the game has no winner and is no draw, so it has no place in the
+//! statistics.
 
 use std::{
     fs::OpenOptions,
@@ -31,6 +35,7 @@ use std::{
 
 use crate::{
     GameResult,
+    result::Score,
     stats::{EloEstimate, Pentanomial, SprtConfig, SprtDecision, SprtStatus, Trinomial},
 };
 use serde::{Deserialize, Serialize};
@@ -122,8 +127,8 @@ pub struct MatchReport {
     pub decision: Option<SprtDecision>,
     /// Why the match ended before its planned games for lack of time, if it did.
     pub cutoff: Option<Cutoff>,
-    /// Games played (or under way) in pairs that the deadline cut and that are not
-    /// counted.
+    /// Games played (or under way) in pairs that the deadline cut, or in pairs with a
+    /// double forfeit (21.3), that are not counted (nor listed in `games`).
     pub discarded_games: usize,
 }
 
@@ -179,7 +184,8 @@ pub struct MatchSummary {
     pub planned_games: u64,
     /// Why fewer games than planned were played for lack of time, if so.
     pub cutoff: Option<Cutoff>,
-    /// Games of pairs cut at the deadline, not counted in `games`.
+    /// Games of pairs cut at the deadline or with a double forfeit, not counted in
+    /// `games`.
     pub discarded_games: u64,
 }
 
@@ -427,6 +433,12 @@ pub fn run_match_until(
         }
         drop(tx);
         for (i, g1, g2) in rx {
+            // A game neither side could start (21.3's double forfeit) has no winner
+            // and is no draw: its pair says nothing about the two players.
+            if [&g1, &g2].iter().any(|g| g.score() == Score::DoubleForfeit) {
+                discarded.fetch_add(2, Ordering::SeqCst);
+                continue;
+            }
             let r1 = result_for(&g1, Color::Red);
             let r2 = result_for(&g2, Color::Black);
             status.games.record(r1);
@@ -595,6 +607,37 @@ mod tests {
     fn a_match_without_a_deadline_is_never_cut() {
         let report = run_match(&random, &random, &config(4, 2), &mut |_| {}).unwrap();
         assert_eq!((report.games.len(), report.cutoff), (4, None));
+    }
+
+    /// A player whose engine never starts a game.
+    struct Unstartable;
+
+    impl Player for Unstartable {
+        fn name(&self) -> String {
+            "unstartable".into()
+        }
+        fn new_game(&mut self, _: u64) -> Result<(), PlayerError> {
+            Err(PlayerError::Other("does not start".into()))
+        }
+        fn think(
+            &mut self,
+            _: &crate::player::GameView<'_>,
+            _: &crate::clock::Limits,
+        ) -> Result<crate::player::Reply, PlayerError> {
+            Err(PlayerError::Other("not started".into()))
+        }
+    }
+
+    /// Games neither player can start (21.3's double forfeit) have no winner and are
+    /// no draws: their pairs are discarded, not counted as draws.
+    #[test]
+    fn pairs_with_a_double_forfeit_are_discarded_not_drawn() {
+        let unstartable = || -> Result<Box<dyn Player>, PlayerError> { Ok(Box::new(Unstartable)) };
+        let report = run_match(&unstartable, &unstartable, &config(4, 2), &mut |_| {}).unwrap();
+        assert_eq!(report.status.games, Trinomial::default());
+        assert!(report.games.is_empty());
+        assert_eq!(report.discarded_games, 4);
+        assert_eq!(report.cutoff, None);
     }
 
     /// Game seeds pick the openings of recorded matches: pinned so that a refactor of

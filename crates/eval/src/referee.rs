@@ -5,7 +5,9 @@
 //! endings that come from the players and the clock: an illegal move loses (4.1.6), so
 //! does overstepping the time (4.1.4, 第22条) unless the overstepping move itself ends
 //! the game (22.5), resigning (4.1.9), three fouls in one game (4.1.8), or a player
-//! that fails (a crashed or hanging engine forfeits the game). A draw offer answered by
+//! that fails (a crashed or hanging engine forfeits the game; when neither engine can
+//! start the game both forfeit, 21.3, and the game has no winner:
+//! [`Termination::DoubleForfeit`], scored by [`PlayedGame::score`]). A draw offer answered by
 //! an offer is a draw by agreement (4.2.2, 23.1), and a game that reaches
 //! [`GameSettings::max_plies`] is adjudicated a draw.
 //!
@@ -23,6 +25,7 @@ use xq_core::{Color, Game, GameConfig, Move, Position, Reason};
 use crate::{
     clock::{Clock, TimeControl},
     player::{Decision, GameView, Player, ThinkInfo},
+    result::Score,
 };
 
 /// How one refereed game is played.
@@ -60,6 +63,9 @@ pub enum Termination {
     Resignation,
     /// The loser's process crashed, hung or broke the protocol.
     Forfeit(String),
+    /// Neither side could start the game: both forfeit (21.3: 判双方弃权) and
+    /// neither wins; the text says why each failed.
+    DoubleForfeit(String),
     DrawAgreement,
     /// The game reached the referee's ply limit.
     MaxLength,
@@ -112,6 +118,7 @@ impl Termination {
             Termination::TimeForfeit => "time_forfeit",
             Termination::Resignation => "resignation",
             Termination::Forfeit(_) => "forfeit",
+            Termination::DoubleForfeit(_) => "double_forfeit",
             Termination::DrawAgreement => "draw_agreement",
             Termination::MaxLength => "max_length",
             Termination::ThreeFouls => "three_fouls",
@@ -151,26 +158,31 @@ impl PlayedGame {
     /// "未经实际对局"): a player failed before any move was played after the opening
     /// (a game one side has already moved in counts as played).
     pub fn is_forfeit(&self) -> bool {
-        matches!(self.termination, Termination::Forfeit(_))
-            && self.moves.len() == self.opening_plies
+        matches!(
+            self.termination,
+            Termination::Forfeit(_) | Termination::DoubleForfeit(_)
+        ) && self.moves.len() == self.opening_plies
     }
 
-    /// PGN result text: `1-0`, `0-1` or `1/2-1/2`.
-    pub fn result_text(&self) -> &'static str {
-        match self.winner {
-            Some(Color::Red) => "1-0",
-            Some(Color::Black) => "0-1",
-            None => "1/2-1/2",
+    /// What the game scores, from Red's view: `winner` alone cannot tell a draw
+    /// from a double forfeit (21.3), which both sides lose.
+    pub fn score(&self) -> Score {
+        match (&self.termination, self.winner) {
+            (Termination::DoubleForfeit(_), _) => Score::DoubleForfeit,
+            (_, Some(Color::Red)) => Score::Win,
+            (_, Some(Color::Black)) => Score::Loss,
+            (_, None) => Score::Draw,
         }
+    }
+
+    /// PGN result text: `1-0`, `0-1`, `1/2-1/2`, or `*` for a double forfeit.
+    pub fn result_text(&self) -> &'static str {
+        self.score().pgn()
     }
 
     /// Points for Red: 1, ½ or 0.
     pub fn red_points(&self) -> f64 {
-        match self.winner {
-            Some(Color::Red) => 1.0,
-            Some(Color::Black) => 0.0,
-            None => 0.5,
-        }
+        self.score().for_side(Color::Red).points()
     }
 
     /// One human-readable sentence on how the game ended.
@@ -184,6 +196,7 @@ impl PlayedGame {
                 format!("{} played the illegal move {m}", side(w.other()))
             }
             (Termination::Forfeit(why), Some(w)) => format!("{} forfeits: {why}", side(w.other())),
+            (Termination::DoubleForfeit(why), _) => format!("both sides forfeit: {why}"),
             (t, Some(w)) => format!("{} wins by {}", side(w), t.name()),
             (t, None) => format!("draw by {}", t.name()),
         }
@@ -271,17 +284,34 @@ pub fn play_game_until(
         p.winner = winner;
         p.termination = t;
     };
-    let ready = red
-        .new_game(seed)
-        .map_err(|e| (Color::Red, e))
-        .and_then(|()| black.new_game(seed).map_err(|e| (Color::Black, e)));
-    if let Err((color, e)) = ready {
-        finish(
-            &mut played,
-            Some(color.other()),
-            Termination::Forfeit(e.to_string()),
-        );
-        return Some(played);
+    // Both sides are asked even when the first fails: if neither can start,
+    // both forfeit (21.3), not whichever happened to be asked first.
+    match (red.new_game(seed), black.new_game(seed)) {
+        (Ok(()), Ok(())) => {}
+        (Err(r), Err(b)) => {
+            finish(
+                &mut played,
+                None,
+                Termination::DoubleForfeit(format!("red: {r}; black: {b}")),
+            );
+            return Some(played);
+        }
+        (Err(e), Ok(())) => {
+            finish(
+                &mut played,
+                Some(Color::Black),
+                Termination::Forfeit(e.to_string()),
+            );
+            return Some(played);
+        }
+        (Ok(()), Err(e)) => {
+            finish(
+                &mut played,
+                Some(Color::Red),
+                Termination::Forfeit(e.to_string()),
+            );
+            return Some(played);
+        }
     }
     let mut clock = Clock::new(settings.time_control);
     // Draw offers (23.1): the offer standing from the previous ply, and who made the
@@ -423,8 +453,12 @@ pub fn to_pgn(
     round: &str,
     tags: &[(&'static str, String)],
 ) -> String {
-    let result = xq_data::Outcome::of_winner(game.winner);
-    let record = xq_data::PgnRecord::new(game.start.clone(), game.moves.clone(), Some(result))
+    // A double forfeit has no winner and is no draw: `*` (no result).
+    let result = match game.score() {
+        Score::DoubleForfeit => None,
+        _ => Some(xq_data::Outcome::of_winner(game.winner)),
+    };
+    let record = xq_data::PgnRecord::new(game.start.clone(), game.moves.clone(), result)
         .event(event)
         .site("xqzero")
         .date(xq_data::pgn::today())
@@ -644,6 +678,86 @@ mod tests {
             pgn.contains("[Fouls \"red:repeated_draw_offer@2 red:repeated_draw_offer@4 red:repeated_draw_offer@6\"]"),
             "{pgn}"
         );
+    }
+
+    /// A player whose engine cannot start a game.
+    struct Broken;
+
+    impl Player for Broken {
+        fn name(&self) -> String {
+            "broken".into()
+        }
+        fn new_game(&mut self, _: u64) -> Result<(), PlayerError> {
+            Err(PlayerError::Other("engine did not start".into()))
+        }
+        fn think(&mut self, _: &GameView<'_>, _: &Limits) -> Result<Reply, PlayerError> {
+            Err(PlayerError::Other("not started".into()))
+        }
+    }
+
+    #[test]
+    fn when_neither_side_can_start_both_forfeit_and_the_pgn_names_no_winner() {
+        let g = play_game(
+            &mut Broken,
+            &mut Broken,
+            &Position::startpos(),
+            &[],
+            &GameSettings::default(),
+            1,
+        );
+        assert!(
+            matches!(g.termination, Termination::DoubleForfeit(_)),
+            "{:?}",
+            g.termination
+        );
+        assert_eq!(g.winner, None);
+        assert_eq!(g.score(), Score::DoubleForfeit);
+        assert!(g.is_forfeit(), "decided without play");
+        assert_eq!(g.red_points(), 0.0);
+        assert_eq!(g.result_text(), "*");
+        assert!(
+            g.describe().starts_with("both sides forfeit"),
+            "{}",
+            g.describe()
+        );
+        // The record reads back with no result and says why.
+        let pgn = to_pgn(&g, "t", "3.2.1", &[]);
+        let read = xq_data::pgn::read_pgn(&pgn);
+        let [Ok(back)] = read.as_slice() else {
+            panic!("one readable game: {read:?}\n{pgn}")
+        };
+        assert_eq!(back.result, None, "{pgn}");
+        assert_eq!(back.header("Result"), Some("*"));
+        assert_eq!(back.header("Termination"), Some("double_forfeit"));
+        assert_eq!(back.header("Round"), Some("3.2.1"));
+        assert!(back.moves.is_empty());
+    }
+
+    #[test]
+    fn a_side_that_cannot_start_forfeits_alone() {
+        let start = Position::startpos();
+        let settings = GameSettings::default();
+        let g = play_game(
+            &mut Broken,
+            &mut RandomPlayer::new(),
+            &start,
+            &[],
+            &settings,
+            1,
+        );
+        assert_eq!((g.winner, g.score()), (Some(Color::Black), Score::Loss));
+        assert_eq!(g.termination.name(), "forfeit");
+        let g = play_game(
+            &mut RandomPlayer::new(),
+            &mut Broken,
+            &start,
+            &[],
+            &settings,
+            1,
+        );
+        assert_eq!((g.winner, g.score()), (Some(Color::Red), Score::Win));
+        assert_eq!(g.result_text(), "1-0");
+        assert!(g.is_forfeit());
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use std::fmt;
 
 use serde::{Deserialize, Serialize};
+use xq_core::Color;
 
 /// The result of one game from the point of view of one named side
 /// (scoring 14.1: win 1, draw ½, loss 0).
@@ -70,6 +71,69 @@ impl fmt::Display for GameResult {
             GameResult::Draw => "1/2-1/2",
             GameResult::Loss => "0-1",
         })
+    }
+}
+
+/// What a finished game of a competition scores, from Red's view.
+///
+/// A game has a winner, or is drawn, except when neither side could play it:
+/// 21.3 then forfeits both sides (判双方弃权), which no [`GameResult`] from
+/// one side's view can say (the other side would have to win). Each side of
+/// a [`Score::DoubleForfeit`] has lost without play: 0 points (21.4's "-").
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Score {
+    Win,
+    Draw,
+    Loss,
+    /// Both sides forfeit (21.3): 0 points and a "-" for each.
+    DoubleForfeit,
+}
+
+impl Score {
+    /// The result of `side` (Red's for [`Color::Red`]); each side of a
+    /// double forfeit has lost.
+    #[must_use]
+    pub const fn for_side(self, side: Color) -> GameResult {
+        let red = match self {
+            Score::Win => GameResult::Win,
+            Score::Draw => GameResult::Draw,
+            Score::Loss => GameResult::Loss,
+            Score::DoubleForfeit => return GameResult::Loss,
+        };
+        match side {
+            Color::Red => red,
+            Color::Black => red.reversed(),
+        }
+    }
+
+    /// Half points (2, 1, 0) scored by `side`.
+    #[must_use]
+    pub const fn half_points(self, side: Color) -> u32 {
+        self.for_side(side).half_points()
+    }
+
+    /// The PGN result token: `1-0`, `1/2-1/2`, `0-1`, and `*` for a double
+    /// forfeit, which has no winner and is no draw (PGN has no token for a
+    /// game both sides lose).
+    #[must_use]
+    pub const fn pgn(self) -> &'static str {
+        match self {
+            Score::Win => "1-0",
+            Score::Draw => "1/2-1/2",
+            Score::Loss => "0-1",
+            Score::DoubleForfeit => "*",
+        }
+    }
+}
+
+impl From<GameResult> for Score {
+    fn from(r: GameResult) -> Score {
+        match r {
+            GameResult::Win => Score::Win,
+            GameResult::Draw => Score::Draw,
+            GameResult::Loss => Score::Loss,
+        }
     }
 }
 

@@ -4,7 +4,9 @@ mod common;
 
 use common::{config, play_out};
 use xq_eval::GameResult::{self, Draw, Loss, Win};
-use xq_eval::tournament::{Format, GameKind, KnockoutDecision, KnockoutTiebreak, Tournament};
+use xq_eval::tournament::{
+    Format, GameKind, GameReport, KnockoutDecision, KnockoutTiebreak, Score, Tournament,
+};
 
 fn knockout(rapid_pairs: u32, armageddon: bool) -> Format {
     Format::Knockout {
@@ -189,4 +191,52 @@ fn later_rounds_wait_for_tiebreaks_of_the_current_round() {
     );
     let err = t.next_round().unwrap_err();
     assert!(err.to_string().contains("unfinished"), "{err}");
+}
+
+const DOUBLE_FORFEIT: GameReport = GameReport {
+    result: Score::DoubleForfeit,
+    forfeit: true,
+    fouls: [0, 0],
+};
+
+/// A game both players forfeit (21.3) scores nothing for either: the
+/// mini-match is decided by its other game.
+#[test]
+fn a_double_forfeit_scores_nothing_and_the_other_game_decides() {
+    let mut t = Tournament::new(config(knockout(1, true), 2, 3)).unwrap();
+    let regular = t.next_round().unwrap();
+    t.record_report(regular[0].game, DOUBLE_FORFEIT).unwrap();
+    t.record(regular[1].game, Win).unwrap();
+    assert!(t.is_finished());
+    let m = &t.knockout_matches()[0];
+    assert_eq!(
+        (m.winner, m.decided_by),
+        (Some(regular[1].red), Some(KnockoutDecision::Games))
+    );
+    // Two double forfeits leave the match level: on to the tie-break.
+    let mut t = Tournament::new(config(knockout(1, true), 2, 3)).unwrap();
+    for g in t.next_round().unwrap() {
+        t.record_report(g.game, DOUBLE_FORFEIT).unwrap();
+    }
+    let rapid = t.next_round().unwrap();
+    assert!(rapid.iter().all(|g| g.kind == GameKind::Rapid), "{rapid:?}");
+}
+
+/// An armageddon game both players forfeit is no draw, so it gives Black
+/// no draw odds: the match stays level and the lots decide.
+#[test]
+fn an_armageddon_both_players_forfeit_is_decided_by_lots() {
+    let mut t = Tournament::new(config(knockout(0, true), 2, 8)).unwrap();
+    for g in t.next_round().unwrap() {
+        t.record_report(g.game, DOUBLE_FORFEIT).unwrap();
+    }
+    let arm = t.next_round().unwrap();
+    assert_eq!(arm.len(), 1);
+    assert_eq!(arm[0].kind, GameKind::Armageddon);
+    t.record_report(arm[0].game, DOUBLE_FORFEIT).unwrap();
+    assert!(t.next_round().unwrap().is_empty(), "lots need no games");
+    assert!(t.is_finished());
+    let m = &t.knockout_matches()[0];
+    assert_eq!(m.decided_by, Some(KnockoutDecision::Lots));
+    assert!(m.winner.is_some());
 }

@@ -4,7 +4,7 @@ mod common;
 
 use common::{config, play_out};
 use xq_eval::GameResult::{self, Draw, Loss, Win};
-use xq_eval::tournament::{Format, GameReport, TieBreak, Tournament};
+use xq_eval::tournament::{Format, GameReport, Score, TieBreak, Tournament};
 
 /// Looks up a result by (red, black) in 1-based Berger numbers.
 fn by_table(table: &[((usize, usize), GameResult)]) -> impl FnMut(usize, usize) -> GameResult + '_ {
@@ -260,7 +260,7 @@ fn round_robin_fouls_break_a_tie_that_direct_encounter_leaves() {
                 t.record_report(
                     g.game,
                     GameReport {
-                        result: r,
+                        result: r.into(),
                         forfeit: false,
                         fouls,
                     },
@@ -285,4 +285,135 @@ fn swiss_default_tiebreaks_end_with_fouls() {
     );
     assert!(TieBreak::Fouls.lower_is_better());
     assert!(!TieBreak::Wins.lower_is_better());
+}
+
+/// Plays out `t`, recording the game between `a` and `b` (ids) as a
+/// double forfeit (21.3) and asking `result` for the others.
+fn play_with_double_forfeit(
+    t: &mut Tournament,
+    (a, b): (usize, usize),
+    mut result: impl FnMut(usize, usize) -> GameResult,
+) {
+    loop {
+        let games = t.next_round().unwrap();
+        if games.is_empty() {
+            return;
+        }
+        for g in games {
+            let report = if (g.red.min(g.black), g.red.max(g.black)) == (a, b) {
+                GameReport {
+                    result: Score::DoubleForfeit,
+                    forfeit: true,
+                    fouls: [0, 0],
+                }
+            } else {
+                result(g.red, g.black).into()
+            };
+            t.record_report(g.game, report).unwrap();
+        }
+    }
+}
+
+/// 21.3: when neither player can start, both forfeit. Round robin of three:
+/// 1-2 is a double forfeit, 1 beats 3, 2 and 3 draw. Nobody scores from
+/// 1-2: points 1, ½, ½ (2 in all, not 3); each of 1 and 2 has a loss and no
+/// win from it, and it adds nothing to 小分 (1: ½·1 from 3; 2 and 3: ½·½).
+/// The crosstable marks it "-" in both rows (21.4).
+#[test]
+fn a_double_forfeit_scores_nothing_for_either_player() {
+    let mut t = Tournament::new(config(Format::RoundRobin { cycles: 1 }, 3, 0)).unwrap();
+    play_with_double_forfeit(&mut t, (0, 1), |r, b| match (r.min(b), r.max(b)) {
+        (0, 2) if r == 0 => Win,
+        (0, 2) => Loss,
+        _ => Draw,
+    });
+    assert_eq!(
+        summary(&t),
+        [
+            (1, 1, 1.0, vec![0.5, 1.0, 0.0, 0.0]),
+            (2, 2, 0.5, vec![0.25, 0.0, 0.5, 0.0]),
+            (3, 2, 0.5, vec![0.25, 0.0, 0.5, 0.0]),
+        ]
+    );
+    let s = t.standings();
+    for p in [0, 1] {
+        let row = s.of(p).unwrap();
+        assert_eq!((row.games, row.losses), (2, 1), "{row:?}");
+    }
+    assert_eq!(s.of(0).unwrap().wins, 1);
+    assert_eq!(s.of(1).unwrap().wins, 0);
+    let csv = t.crosstable().to_csv();
+    let row = |name: &str| {
+        csv.lines()
+            .find(|l| l.contains(&format!(",{name},")))
+            .unwrap()
+            .to_owned()
+    };
+    // Player 1 is first, players 2 and 3 share second place.
+    assert!(
+        row("p0").contains("2r-") || row("p0").contains("2b-"),
+        "{csv}"
+    );
+    assert!(
+        row("p1").contains("1r-") || row("p1").contains("1b-"),
+        "{csv}"
+    );
+    assert!(!row("p2").contains('-'), "{csv}");
+}
+
+/// A Swiss double forfeit scores nothing for either player, and the two
+/// have met: they are not paired again, and each counts the other in 对手分.
+#[test]
+fn a_swiss_double_forfeit_scores_nothing_and_counts_as_met() {
+    let mut t = Tournament::new(config(Format::Swiss { rounds: 3 }, 4, 5)).unwrap();
+    let first = t.next_round().unwrap();
+    let (df, other) = (first[0], first[1]);
+    t.record_report(
+        df.game,
+        GameReport {
+            result: Score::DoubleForfeit,
+            forfeit: true,
+            fouls: [0, 0],
+        },
+    )
+    .unwrap();
+    t.record(other.game, Win).unwrap();
+    let s = t.standings();
+    assert_eq!(s.of(df.red).unwrap().points, 0.0);
+    assert_eq!(s.of(df.black).unwrap().points, 0.0);
+    assert_eq!(s.of(other.red).unwrap().points, 1.0);
+    let total: f64 = s.rows.iter().map(|r| r.points).sum();
+    assert_eq!(total, 1.0);
+    let mut games = 0;
+    while !t.is_finished() {
+        for g in t.next_round().unwrap() {
+            assert_ne!(
+                (g.red.min(g.black), g.red.max(g.black)),
+                (df.red.min(df.black), df.red.max(df.black)),
+                "paired again"
+            );
+            t.record(g.game, Draw).unwrap();
+            games += 1;
+        }
+    }
+    assert_eq!(games, 4);
+    // Buchholz (the first tie-break) sums every opponent's points.
+    let s = t.standings();
+    for row in &s.rows {
+        let opponents: f64 = t
+            .games()
+            .iter()
+            .filter_map(|g| {
+                let q = if g.pairing.red == row.player {
+                    g.pairing.black
+                } else if g.pairing.black == row.player {
+                    g.pairing.red
+                } else {
+                    return None;
+                };
+                Some(s.of(q).unwrap().points)
+            })
+            .sum();
+        assert_eq!(row.tiebreaks[0], opponents, "{row:?}");
+    }
 }

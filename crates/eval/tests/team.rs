@@ -8,7 +8,7 @@ use xq_eval::tournament::team::{
     Fielding, Team, TeamError, TeamEventConfig, TeamSection, TeamTournament,
 };
 use xq_eval::tournament::{
-    Format, GameReport, KnockoutTiebreak, Participant, Primary, TieBreak, Withdrawal,
+    Format, GameReport, KnockoutTiebreak, Participant, Primary, Score, TieBreak, Withdrawal,
 };
 
 /// Teams named A, B, … with members a1, a2, … in board order.
@@ -63,7 +63,7 @@ fn play(
             t.record_report(
                 g.game,
                 GameReport {
-                    result,
+                    result: result.into(),
                     forfeit: false,
                     fouls,
                 },
@@ -570,4 +570,139 @@ fn bad_team_configs_are_errors_naming_the_problem() {
         TeamTournament::new(c).unwrap_err(),
         TeamError::NotInTeam("loner".into())
     );
+}
+
+/// Plays every round, recording `report(red name, black name)`.
+fn play_reports(t: &mut TeamTournament, mut report: impl FnMut(&str, &str) -> GameReport) {
+    loop {
+        let games = t.next_round().unwrap();
+        if games.is_empty() {
+            return;
+        }
+        for g in games {
+            let r = report(
+                &t.participants()[g.red].name,
+                &t.participants()[g.black].name,
+            );
+            t.record_report(g.game, r).unwrap();
+        }
+    }
+}
+
+const DOUBLE_FORFEIT: GameReport = GameReport {
+    result: Score::DoubleForfeit,
+    forfeit: true,
+    fouls: [0, 0],
+};
+
+/// 21.3 on one board of a 12.1 match: a1 and b1 both forfeit, so board 1
+/// gives neither team 局分. Board 2 decides the match (14.2): won by b2,
+/// B wins 1-0 (2 场分); drawn, the match is drawn ½-½ (1 场分 each).
+#[test]
+fn a_board_both_players_forfeit_gives_neither_team_game_points() {
+    for (board2, want_mp, want_gp) in [
+        (GameResult::Win, [0.0, 2.0], [0.0, 1.0]),
+        (GameResult::Draw, [1.0, 1.0], [0.5, 0.5]),
+    ] {
+        let mut t = TeamTournament::new(event(
+            Format::RoundRobin { cycles: 1 },
+            &[2, 2],
+            Fielding::FixedBoards,
+            Some(2),
+        ))
+        .unwrap();
+        play_reports(&mut t, |red, _| match red {
+            "a1" => DOUBLE_FORFEIT,
+            // Board 2: b2 has Red (13.2).
+            "b2" => board2.into(),
+            other => panic!("unexpected board with {other} as Red"),
+        });
+        let s = t.standings();
+        for (team, (mp, gp)) in want_mp.iter().zip(want_gp).enumerate() {
+            let row = s.of(team).unwrap();
+            assert_eq!(row.points, *mp, "{row:?}");
+            assert_eq!(row.tiebreaks[0], gp, "全队总局分 {row:?}");
+        }
+        let text = t.crosstable().to_text();
+        assert!(text.contains("board 1: a1 - b1 - -"), "{text}");
+        assert!(!text.contains(" 1r-") && !text.contains(" 1b-"), "{text}");
+    }
+}
+
+/// A match in which every board is forfeited by both players was played by
+/// neither team: both teams forfeit it, 0 场分 and a "-" each, no 局分.
+#[test]
+fn a_match_every_board_of_which_both_players_forfeit_is_lost_by_both_teams() {
+    let mut t = TeamTournament::new(event(
+        Format::RoundRobin { cycles: 1 },
+        &[2, 2],
+        Fielding::FixedBoards,
+        Some(2),
+    ))
+    .unwrap();
+    play_reports(&mut t, |_, _| DOUBLE_FORFEIT);
+    assert!(t.is_finished());
+    let team_game = t.inner().games()[0];
+    assert_eq!(team_game.result, Some(Score::DoubleForfeit));
+    assert!(team_game.forfeit);
+    let s = t.standings();
+    for row in &s.rows {
+        assert_eq!((row.points, row.wins, row.losses), (0.0, 0, 1), "{row:?}");
+        assert_eq!(row.tiebreaks[0], 0.0, "no 局分: {row:?}");
+    }
+    let text = t.crosstable().to_text();
+    assert!(text.contains("1r-") && text.contains("1b-"), "{text}");
+    assert!(text.contains("board 2: b2 - a2 - -"), "{text}");
+}
+
+/// The PGN round tag of a board game is round.match.board: in round 1 of
+/// four teams (Berger: A-D, B-C), match 2's first board is "1.2.1", while
+/// the pairing's `board` counts the games of the whole round.
+#[test]
+fn board_games_are_tagged_by_round_match_and_board() {
+    let mut t = TeamTournament::new(event(
+        Format::RoundRobin { cycles: 1 },
+        &[2, 2, 2, 2],
+        Fielding::FixedBoards,
+        Some(2),
+    ))
+    .unwrap();
+    let round = t.next_round().unwrap();
+    let tags: Vec<String> = round.iter().map(|p| t.round_tag(p)).collect();
+    assert_eq!(tags, ["1.1.1", "1.1.2", "1.2.1", "1.2.2"]);
+    assert_eq!(
+        round.iter().map(|p| p.board).collect::<Vec<_>>(),
+        [1, 2, 3, 4]
+    );
+    // Each tag names the match's own boards, in the crosstable's order.
+    let view = t.crosstable();
+    for (p, tag) in round.iter().zip(&tags) {
+        let m: usize = tag.split('.').nth(1).unwrap().parse().unwrap();
+        let b: usize = tag.split('.').nth(2).unwrap().parse().unwrap();
+        let board = &view.matches[m - 1].boards[b - 1];
+        assert_eq!(board.red, t.participants()[p.red].name);
+        assert_eq!(board.black, t.participants()[p.black].name);
+    }
+    // 12.4: all four games of a match are boards of that match.
+    let mut t = TeamTournament::new(event(
+        Format::RoundRobin { cycles: 1 },
+        &[2, 2],
+        Fielding::AllPlayAll,
+        None,
+    ))
+    .unwrap();
+    let round = t.next_round().unwrap();
+    let tags: Vec<String> = round.iter().map(|p| t.round_tag(p)).collect();
+    assert_eq!(tags, ["1.1.1", "1.1.2", "1.1.3", "1.1.4"]);
+    // 12.5 has no boards: the individual event's round.board.
+    let mut t = TeamTournament::new(event(
+        Format::RoundRobin { cycles: 1 },
+        &[2, 2],
+        Fielding::TotalScore,
+        None,
+    ))
+    .unwrap();
+    let round = t.next_round().unwrap();
+    let tags: Vec<String> = round.iter().map(|p| t.round_tag(p)).collect();
+    assert_eq!(tags, ["1.1", "1.2"]);
 }

@@ -5,7 +5,7 @@ mod common;
 use common::{config, play_out};
 use xq_eval::GameResult::{self, Loss, Win};
 use xq_eval::tournament::{
-    Format, KnockoutTiebreak, Tournament, TournamentError, Withdrawal, WithdrawalEffect,
+    Format, KnockoutTiebreak, Score, Tournament, TournamentError, Withdrawal, WithdrawalEffect,
 };
 
 /// The lower id wins every game.
@@ -70,7 +70,7 @@ fn round_robin_withdrawal_at_half_forfeits_the_rest() {
     let rounds = play_out(&mut t, lower_wins);
     assert_eq!(rounds, 5);
     assert_eq!(t.withdrawal(4), Some(WithdrawalEffect::Forfeited));
-    let forfeits: Vec<(u32, usize, usize, GameResult)> = t
+    let forfeits: Vec<(u32, usize, usize, Score)> = t
         .games()
         .iter()
         .filter(|g| g.forfeit)
@@ -83,7 +83,7 @@ fn round_robin_withdrawal_at_half_forfeits_the_rest() {
             )
         })
         .collect();
-    assert_eq!(forfeits, [(3, 3, 4, Win), (5, 4, 0, Loss)]);
+    assert_eq!(forfeits, [(3, 3, 4, Score::Win), (5, 4, 0, Score::Loss)]);
     let s = t.standings();
     assert_eq!(s.of(4).unwrap().games, 4);
     assert_eq!(s.of(4).unwrap().points, 0.0);

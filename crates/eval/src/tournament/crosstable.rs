@@ -4,7 +4,7 @@
 //! order, then one cell per round naming the opponent by rank, the colour
 //! (`r` Red, `b` Black) and the result (`1`, `½`, `0`; `?` while unplayed),
 //! e.g. `3b½`. A game decided without play carries 21.4's marks, `3b+` and
-//! `3r-`; a game annulled by a withdrawal (20.3) is in parentheses. A
+//! `3r-` (a double forfeit, 21.3, is `-` in both rows); a game annulled by a withdrawal (20.3) is in parentheses. A
 //! round-robin bye is `rest` (scores nothing), a Swiss bye `bye+` (scores as
 //! a win without play), an elimination bye `bye`. Round robins additionally
 //! get the classic player-against-player matrix in the text form, and group
@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{Format, PlayerId, Standing, Standings, Tournament};
 use crate::GameResult;
+use xq_core::Color;
 
 /// One game (or bye) of a player, from that player's view.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -226,7 +227,9 @@ pub(super) fn build(t: &Tournament) -> Crosstable {
                 opponent: Some(opp),
                 opponent_rank: rank_of(opp),
                 red: Some(red),
-                result: g.result.map(|r| if red { r } else { r.reversed() }),
+                result: g
+                    .result
+                    .map(|r| r.for_side(if red { Color::Red } else { Color::Black })),
                 forfeit: g.forfeit,
                 cancelled: g.cancelled,
             });

@@ -6,14 +6,17 @@
 //! in the final) and the missing seeds are byes, which therefore go to the
 //! top seeds. Each mini-match is two games with colours swapped (13.5); who
 //! takes Red first is drawn by lot (13.4 猜先) from the seeded RNG. A level
-//! mini-match goes to the tie-break of [`KnockoutTiebreak`].
+//! mini-match goes to the tie-break of [`KnockoutTiebreak`]. A game both
+//! players forfeit (21.3) scores nothing for either: the mini-match is
+//! decided by its other games, and an armageddon game both forfeit is no
+//! draw, so it gives Black nothing and the lots decide.
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::{Deserialize, Serialize};
 
-use super::{GameEntry, GameId, GameKind, KnockoutTiebreak, PlayerId};
-use crate::GameResult;
+use super::{GameEntry, GameId, GameKind, KnockoutTiebreak, PlayerId, Score};
+use xq_core::Color;
 
 /// How a mini-match was decided.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -284,17 +287,18 @@ pub(crate) fn update_match(m: &mut KnockoutMatch, games: &[GameEntry]) {
     }
 }
 
-/// Points scored by `player` in `games` (all finished).
+/// Points scored by `player` in `games` (unfinished ones score nothing; a
+/// double forfeit, 21.3, scores nothing for either player).
 fn points_of(player: PlayerId, games: &[&GameEntry]) -> u32 {
     games
         .iter()
-        .map(|g| {
-            let r = g.result.expect("finished");
-            if g.pairing.red == player {
-                r.half_points()
+        .filter_map(|g| {
+            let side = if g.pairing.red == player {
+                Color::Red
             } else {
-                r.reversed().half_points()
-            }
+                Color::Black
+            };
+            Some(g.result?.half_points(side))
         })
         .sum()
 }
@@ -335,8 +339,11 @@ fn decide(top: PlayerId, games: &[&GameEntry]) -> Option<(PlayerId, KnockoutDeci
         .iter()
         .find(|g| g.pairing.kind == GameKind::Armageddon)?;
     let winner = match armageddon.result? {
-        GameResult::Win => armageddon.pairing.red,
-        GameResult::Draw | GameResult::Loss => armageddon.pairing.black,
+        Score::Win => armageddon.pairing.red,
+        Score::Draw | Score::Loss => armageddon.pairing.black,
+        // Not a draw, so no draw odds for Black: the match stays level and the
+        // lots decide it.
+        Score::DoubleForfeit => return None,
     };
     Some((winner, KnockoutDecision::Armageddon))
 }

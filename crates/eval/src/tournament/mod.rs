@@ -57,6 +57,7 @@ pub use knockout::{Bracket, KnockoutDecision, KnockoutMatch};
 pub use standings::{Primary, Standing, Standings, TieBreak};
 
 use crate::GameResult;
+pub use crate::result::Score;
 
 /// Index of a participant in [`TournamentConfig::participants`]; the
 /// configuration order is the seeding order (Berger number − 1, Swiss
@@ -274,7 +275,7 @@ pub enum TournamentError {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameEntry {
     pub pairing: Pairing,
-    pub result: Option<GameResult>,
+    pub result: Option<Score>,
     /// Decided without play (21.4: shown as "+" and "-").
     #[serde(default)]
     pub forfeit: bool,
@@ -289,8 +290,8 @@ pub struct GameEntry {
 /// Everything the tournament keeps about a finished game.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct GameReport {
-    /// From Red's view.
-    pub result: GameResult,
+    /// From Red's view; a double forfeit (21.3) scores nothing for either side.
+    pub result: Score,
     /// Decided without play (21.4).
     pub forfeit: bool,
     /// Fouls of Red and Black.
@@ -300,7 +301,7 @@ pub struct GameReport {
 impl From<GameResult> for GameReport {
     fn from(result: GameResult) -> GameReport {
         GameReport {
-            result,
+            result: result.into(),
             forfeit: false,
             fouls: [0, 0],
         }
@@ -763,7 +764,7 @@ impl Tournament {
                         black,
                         kind: GameKind::Regular,
                     },
-                    result: Some(result),
+                    result: Some(result.into()),
                     forfeit: true,
                     fouls: [0, 0],
                     cancelled: false,

@@ -15,13 +15,10 @@ use std::{
     thread,
 };
 
-use crate::{
-    GameResult,
-    tournament::{
-        GameId, GameKind, GameReport, Pairing, Participant, Tournament, TournamentConfig,
-        TournamentError, Withdrawal,
-        team::{Team, TeamError, TeamEventConfig, TeamSection, TeamTournament},
-    },
+use crate::tournament::{
+    GameId, GameKind, GameReport, Pairing, Participant, Tournament, TournamentConfig,
+    TournamentError, Withdrawal,
+    team::{Team, TeamError, TeamEventConfig, TeamSection, TeamTournament},
 };
 use serde::{Deserialize, Serialize};
 use xq_core::Color;
@@ -31,7 +28,7 @@ use crate::{
     matches::game_seed,
     openings::{self, Opening},
     player::{PlayerBuilder, PlayerError},
-    referee::{GameSettings, PlayedGame, play_game, to_pgn},
+    referee::{GameSettings, PlayedGame, Termination, play_game, to_pgn},
 };
 
 /// A tournament file (TOML): the tournament itself plus how its games are played.
@@ -180,6 +177,15 @@ impl Event {
         match self {
             Event::Individual(t) => t.record_report(game, report),
             Event::Team(t) => t.record_report(game, report),
+        }
+    }
+
+    /// The PGN `Round` tag of a game: `round.board`, or in a board event
+    /// `round.match.board` ([`TeamTournament::round_tag`]).
+    pub fn round_tag(&self, pairing: &Pairing) -> String {
+        match self {
+            Event::Individual(_) => format!("{}.{}", pairing.round, pairing.board),
+            Event::Team(t) => t.round_tag(pairing),
         }
     }
 
@@ -338,9 +344,8 @@ pub fn run_event(
             drop(tx);
             for (p, game) in rx {
                 progress(&format!(
-                    "round {} board {}: {} - {} {} ({})",
-                    p.round,
-                    p.board,
+                    "round {}: {} - {} {} ({})",
+                    t.round_tag(&p),
                     participants[p.red].name,
                     participants[p.black].name,
                     game.result_text(),
@@ -351,21 +356,16 @@ pub fn run_event(
         });
         results.sort_by_key(|(p, _)| p.game);
         for (p, game) in results {
-            let result = match game.winner {
-                Some(Color::Red) => GameResult::Win,
-                Some(Color::Black) => GameResult::Loss,
-                None => GameResult::Draw,
-            };
             t.record_report(
                 p.game,
                 GameReport {
-                    result,
+                    result: game.score(),
                     forfeit: game.is_forfeit(),
                     fouls: [game.fouls_of(Color::Red), game.fouls_of(Color::Black)],
                 },
             )?;
             if let (Some(file), Some(path)) = (&mut pgn, &play.pgn_out) {
-                let text = to_pgn(&game, t.name(), &format!("{}.{}", p.round, p.board), &[]);
+                let text = to_pgn(&game, t.name(), &t.round_tag(&p), &[]);
                 file.write_all(text.as_bytes())
                     .and_then(|()| file.flush())
                     .map_err(|source| TournamentRunError::Pgn {
@@ -403,6 +403,21 @@ fn play_one(
     let (red_name, black_name) = (&participants[p.red].name, &participants[p.black].name);
     let red = build(&participants[p.red].player);
     let black = build(&participants[p.black].player);
+    // A player that cannot even be built forfeits; when neither can, both do
+    // (21.3: 判双方弃权).
+    let unplayed = |winner: Option<Color>, termination: Termination| PlayedGame {
+        red: String::new(),
+        black: String::new(),
+        start: opening.position(),
+        opening_plies: 0,
+        moves: Vec::new(),
+        winner,
+        termination,
+        seed: game_seed,
+        infos: Vec::new(),
+        time_control: settings.time_control,
+        fouls: Vec::new(),
+    };
     let mut game = match (red, black) {
         (Ok(mut r), Ok(mut b)) => play_game(
             r.as_mut(),
@@ -412,32 +427,12 @@ fn play_one(
             &settings,
             game_seed,
         ),
-        (red, black) => {
-            // A player that cannot even start forfeits.
-            let loser = if red.is_err() {
-                Color::Red
-            } else {
-                Color::Black
-            };
-            let why = red
-                .err()
-                .or(black.err())
-                .map(|e| e.to_string())
-                .unwrap_or_default();
-            PlayedGame {
-                red: String::new(),
-                black: String::new(),
-                start: opening.position(),
-                opening_plies: 0,
-                moves: Vec::new(),
-                winner: Some(loser.other()),
-                termination: crate::referee::Termination::Forfeit(why),
-                seed: game_seed,
-                infos: Vec::new(),
-                time_control: settings.time_control,
-                fouls: Vec::new(),
-            }
-        }
+        (Err(r), Err(b)) => unplayed(
+            None,
+            Termination::DoubleForfeit(format!("red: {r}; black: {b}")),
+        ),
+        (Err(e), Ok(_)) => unplayed(Some(Color::Black), Termination::Forfeit(e.to_string())),
+        (Ok(_), Err(e)) => unplayed(Some(Color::Red), Termination::Forfeit(e.to_string())),
     };
     // Tournament names, not engine ids, in the record.
     game.red = red_name.clone();
@@ -555,8 +550,24 @@ mod tests {
             player = "random"
         "#;
         let f: TournamentFile = toml::from_str(text).unwrap();
-        let (event, games) = run_event(f.event().unwrap(), &play(), &build, &mut |_| {}).unwrap();
+        let path = pgn_path("team-rounds");
+        let play = TournamentPlay {
+            pgn_out: Some(path.clone()),
+            ..play()
+        };
+        let (event, games) = run_event(f.event().unwrap(), &play, &build, &mut |_| {}).unwrap();
         assert_eq!(games.len(), 6, "three matches of two boards");
+        // One match a round (the third team rests): round.match.board.
+        let pgn = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let rounds: Vec<String> = xq_data::pgn::read_pgn(&pgn)
+            .into_iter()
+            .map(|g| g.unwrap().header("Round").unwrap().to_owned())
+            .collect();
+        assert_eq!(
+            rounds,
+            ["1.1.1", "1.1.2", "2.1.1", "2.1.2", "3.1.1", "3.1.2"]
+        );
         let Event::Team(t) = &event else {
             panic!("a team event")
         };
@@ -580,6 +591,68 @@ mod tests {
         );
         let f: TournamentFile = toml::from_str(&no_section).unwrap();
         assert!(matches!(f.event(), Err(TeamError::MissingTeamSection)));
+    }
+
+    /// A fresh PGN path for one test.
+    fn pgn_path(test: &str) -> PathBuf {
+        let path = std::env::temp_dir().join(format!("xq-eval-{test}-{}.pgn", std::process::id()));
+        let _ = std::fs::remove_file(&path);
+        path
+    }
+
+    /// Both engines pass the check before the first game and then cannot be
+    /// started: 21.3 forfeits both. Neither scores, each has a "-", and the
+    /// PGN names no winner and reads back.
+    #[test]
+    fn a_game_neither_engine_can_start_is_lost_by_both() {
+        let built = std::sync::atomic::AtomicUsize::new(0);
+        let flaky = |spec: &str| -> Result<Box<dyn Player>, PlayerError> {
+            // The first two builds are the check of both participants.
+            if built.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2 {
+                build(spec)
+            } else {
+                Err(PlayerError::Other(format!("{spec} did not start")))
+            }
+        };
+        let config = TournamentConfig {
+            name: "t".into(),
+            format: Format::RoundRobin { cycles: 1 },
+            participants: vec![
+                Participant::new("r", "random"),
+                Participant::new("g", "greedy"),
+            ],
+            seed: 3,
+            withdrawals: Vec::new(),
+        };
+        let path = pgn_path("double-forfeit");
+        let play = TournamentPlay {
+            pgn_out: Some(path.clone()),
+            ..play()
+        };
+        let (t, games) = run_tournament(config, &play, &flaky, &mut |_| {}).unwrap();
+        assert_eq!(games.len(), 1);
+        assert_eq!(
+            t.games()[0].result,
+            Some(crate::result::Score::DoubleForfeit)
+        );
+        assert!(t.games()[0].forfeit);
+        let st = t.standings();
+        for row in &st.rows {
+            assert_eq!((row.points, row.wins, row.losses), (0.0, 0, 1), "{row:?}");
+        }
+        // Equal on everything, both share first place and show a "-".
+        let text = t.crosstable().to_text();
+        assert!(text.contains("1r-") && text.contains("1b-"), "{text}");
+        let pgn = std::fs::read_to_string(&path).unwrap();
+        let _ = std::fs::remove_file(&path);
+        let read = xq_data::pgn::read_pgn(&pgn);
+        let [Ok(g)] = read.as_slice() else {
+            panic!("one readable game: {read:?}")
+        };
+        assert_eq!(g.result, None, "{pgn}");
+        assert_eq!(g.header("Termination"), Some("double_forfeit"));
+        assert_eq!(g.header("Red"), Some("r"));
+        assert_eq!(g.header("Black"), Some("g"));
     }
 
     #[test]

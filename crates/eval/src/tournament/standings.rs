@@ -1,6 +1,7 @@
 //! Standings and tie-breaks (第15条); see [`Standings`].
 
 use serde::{Deserialize, Serialize};
+use xq_core::Color;
 
 use super::{Bye, Format, GameEntry, PlayerId, Tournament, WithdrawalEffect};
 
@@ -157,7 +158,8 @@ pub struct Standing {
 /// A round-robin bye is a rest round worth nothing; a Swiss bye is worth a
 /// point (21.4's "+") but is not a game won and adds nothing to
 /// Sonneborn–Berger or Buchholz (there is no opponent). A game forfeited
-/// without play counts like a played one (21.4: "+" = 1, "-" = 0). Games
+/// without play counts like a played one (21.4: "+" = 1, "-" = 0); in a
+/// double forfeit (21.3) both sides have a "-". Games
 /// annulled by a withdrawal (20.3) count for nobody, and entrants whose
 /// results were annulled or who left before the start (20.2) are listed
 /// last.
@@ -212,9 +214,10 @@ pub(crate) fn tally<'a>(
             continue;
         }
         let (r, b) = (g.pairing.red, g.pairing.black);
+        // A double forfeit (21.3) is a loss without play for each side.
         for (p, q, hp, fouls) in [
-            (r, b, result.half_points(), g.fouls[0]),
-            (b, r, result.reversed().half_points(), g.fouls[1]),
+            (r, b, result.half_points(Color::Red), g.fouls[0]),
+            (b, r, result.half_points(Color::Black), g.fouls[1]),
         ] {
             tl.half_points[p] += hp;
             tl.fouls[p] += fouls;

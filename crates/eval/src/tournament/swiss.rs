@@ -75,8 +75,8 @@ impl History {
             h.met[r][b] = true;
             h.met[b][r] = true;
             if let Some(result) = g.result {
-                h.half_points[r] += result.half_points();
-                h.half_points[b] += result.reversed().half_points();
+                h.half_points[r] += result.half_points(xq_core::Color::Red);
+                h.half_points[b] += result.half_points(xq_core::Color::Black);
             }
         }
         for bye in byes {

@@ -36,7 +36,12 @@
 //! A Swiss bye is 21.4's "+" for a team: 2 场分 and no 局分; a round-robin
 //! bye is a rest round worth nothing. A team that withdraws (第20条)
 //! forfeits whole matches (2 场分 to the opponent, no 局分: 21.4 fixes only
-//! the 场分).
+//! the 场分). A board both players forfeit (21.3) gives neither team 局分;
+//! a match whose every board is forfeited by both sides is forfeited by both
+//! teams (0 场分 and a "-" each).
+//!
+//! The PGN `Round` tag of a board game is `round.match.board`
+//! ([`TeamTournament::round_tag`]).
 
 use std::fmt::Write as _;
 
@@ -49,11 +54,12 @@ use super::crosstable::{number, quote_csv, result_symbol};
 use super::standings::{RankInput, rank, tally};
 use super::{
     Crosstable, Format, GameEntry, GameId, GameKind, GameReport, Pairing, Participant, PlayerId,
-    Primary, Standing, Standings, TieBreak, Tournament, TournamentConfig, TournamentError,
+    Primary, Score, Standing, Standings, TieBreak, Tournament, TournamentConfig, TournamentError,
     Withdrawal,
 };
 use crate::GameResult;
 use crate::matches::game_seed;
+use xq_core::Color;
 
 /// How a team fields its players (第12条).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -485,6 +491,27 @@ impl TeamTournament {
         Ok(out)
     }
 
+    /// Where a game stands, for the PGN `Round` tag: in a board event
+    /// `round.match.board` (`3.2.1`: round 3, its second match, board 1 of
+    /// that match), the PGN standard's dotted sub-levels of a round; under
+    /// 12.5 the individual event's `round.board`. A pairing's `board` numbers
+    /// the games of the whole round, which does not say which match a game
+    /// belongs to.
+    #[must_use]
+    pub fn round_tag(&self, pairing: &Pairing) -> String {
+        if let Kind::Boards {
+            matches, match_of, ..
+        } = &self.kind
+            && let Some(&index) = match_of.get(pairing.game)
+            && let Some(board) = matches[index].games.iter().position(|&g| g == pairing.game)
+        {
+            let round = matches[index].round;
+            let number = matches[..index].iter().filter(|m| m.round == round).count() + 1;
+            return format!("{round}.{number}.{}", board + 1);
+        }
+        format!("{}.{}", pairing.round, pairing.board)
+    }
+
     /// Records a board game; a match whose boards are all finished is
     /// scored (14.2) in the tournament of teams.
     ///
@@ -521,14 +548,16 @@ impl TeamTournament {
         }
         let (mut home, mut away) = (0u32, 0u32);
         let mut fouls = [0u32; 2];
+        let mut double_forfeits = 0;
         for g in &boards {
-            let red_hp = g.result.expect("finished").half_points();
+            let Some(score) = g.result else { continue };
+            double_forfeits += usize::from(score == Score::DoubleForfeit);
             let home_red = self.team_of[g.pairing.red] == m.home;
-            let (h, a) = if home_red {
-                (red_hp, 2 - red_hp)
-            } else {
-                (2 - red_hp, red_hp)
-            };
+            let (h, a) = (
+                score.half_points(Color::Red),
+                score.half_points(Color::Black),
+            );
+            let (h, a) = if home_red { (h, a) } else { (a, h) };
             home += h;
             away += a;
             let (hf, af) = if home_red {
@@ -539,11 +568,17 @@ impl TeamTournament {
             fouls[0] += hf;
             fouls[1] += af;
         }
-        // 14.2: 局分多者为胜.
-        let result = match home.cmp(&away) {
-            std::cmp::Ordering::Greater => GameResult::Win,
-            std::cmp::Ordering::Equal => GameResult::Draw,
-            std::cmp::Ordering::Less => GameResult::Loss,
+        // 14.2: 局分多者为胜. A board both players forfeit (21.3) gives neither
+        // team 局分; a match in which every board is forfeited by both sides
+        // was not played by either team, so both teams forfeit it (0 场分).
+        let result = if double_forfeits == boards.len() {
+            Score::DoubleForfeit
+        } else {
+            match home.cmp(&away) {
+                std::cmp::Ordering::Greater => Score::Win,
+                std::cmp::Ordering::Equal => Score::Draw,
+                std::cmp::Ordering::Less => Score::Loss,
+            }
         };
         teams.record_report(
             m.team_game,
@@ -610,12 +645,12 @@ impl TeamTournament {
         for g in counted {
             let Some(r) = g.result else { continue };
             let (rt, bt) = (self.team_of[g.pairing.red], self.team_of[g.pairing.black]);
-            game_points[rt] += r.half_points();
-            game_points[bt] += r.reversed().half_points();
+            game_points[rt] += r.half_points(Color::Red);
+            game_points[bt] += r.half_points(Color::Black);
             match r {
-                GameResult::Win => game_wins[rt] += 1,
-                GameResult::Loss => game_wins[bt] += 1,
-                GameResult::Draw => {}
+                Score::Win => game_wins[rt] += 1,
+                Score::Loss => game_wins[bt] += 1,
+                Score::Draw | Score::DoubleForfeit => {}
             }
         }
         let mp = |t: usize| f64::from(tl.half_points[t]);
@@ -787,12 +822,12 @@ impl TeamTournament {
                         .iter()
                         .filter_map(|&g| {
                             let e = &games[g];
-                            let r = e.result?;
-                            Some(if self.team_of[e.pairing.red] == team {
-                                r.half_points()
+                            let side = if self.team_of[e.pairing.red] == team {
+                                Color::Red
                             } else {
-                                r.reversed().half_points()
-                            })
+                                Color::Black
+                            };
+                            Some(e.result?.half_points(side))
                         })
                         .sum()
                 };
@@ -815,7 +850,9 @@ impl TeamTournament {
                                         f64::from(points_of(m, opp)) / 2.0,
                                     )
                                 }),
-                                result: e.result.map(|r| if first { r } else { r.reversed() }),
+                                result: e.result.map(|r| {
+                                    r.for_side(if first { Color::Red } else { Color::Black })
+                                }),
                                 forfeit: e.forfeit,
                                 cancelled: e.cancelled,
                             },
@@ -953,7 +990,7 @@ pub struct BoardView {
     pub red: String,
     pub black: String,
     /// From Red's view.
-    pub result: Option<GameResult>,
+    pub result: Option<Score>,
     pub forfeit: bool,
 }
 
@@ -1053,12 +1090,13 @@ impl TeamCrosstable {
                 );
                 for b in &m.boards {
                     let result = match (b.forfeit, b.result) {
-                        (true, Some(GameResult::Win)) => "+ -".to_owned(),
-                        (true, Some(GameResult::Loss)) => "- +".to_owned(),
+                        (true, Some(Score::Win)) => "+ -".to_owned(),
+                        (true, Some(Score::Loss)) => "- +".to_owned(),
+                        (_, Some(Score::DoubleForfeit)) => "- -".to_owned(),
                         (_, r) => format!(
                             "{} {}",
-                            result_symbol(r),
-                            result_symbol(r.map(GameResult::reversed))
+                            result_symbol(r.map(|r| r.for_side(Color::Red))),
+                            result_symbol(r.map(|r| r.for_side(Color::Black)))
                         ),
                     };
                     let _ = writeln!(out, "  board {}: {} - {} {result}", b.board, b.red, b.black);
