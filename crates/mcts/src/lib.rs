@@ -77,4 +77,4 @@ pub use params::{
 };
 pub use result::SearchResult;
 pub use search::{LeafRequest, Search, SearchError};
-pub use tree::NODE_BYTES;
+pub use tree::{Ending, NODE_BYTES};

@@ -3,6 +3,8 @@
 
 use xq_core::Move;
 
+use crate::tree::Ending;
+
 /// The artifacts of one search. Per-move vectors follow `moves`, the root's legal moves
 /// in the order the network's policy used.
 #[derive(Debug, Clone, PartialEq)]
@@ -24,6 +26,11 @@ pub struct SearchResult {
     /// Per move, its exact value from the root side's view (1 win, 0 draw, −1 loss)
     /// when the rules or the solver decided it; `None` while undecided.
     pub exact: Vec<Option<f32>>,
+    /// Per move, why its exact value is exact: [`Ending::NoMove`] when every line of
+    /// the proof ends in checkmate or stalemate, [`Ending::Rule`] when a repetition
+    /// verdict, the move limit or insufficient material ends one; `None` while
+    /// undecided. Engines report only the first as a mate.
+    pub ending: Vec<Option<Ending>>,
     /// The root's value for the side to move: win − loss, averaged over the tree.
     pub value: f32,
     /// The root's win/draw/loss for the side to move, averaged over the tree.
@@ -57,6 +64,15 @@ impl SearchResult {
             .iter()
             .position(|&m| m == mv)
             .map_or(0, |i| self.visits[i])
+    }
+
+    /// Why `mv`'s value is exact (see [`SearchResult::ending`]); `None` while it is
+    /// undecided or `mv` is not a root move.
+    pub fn ending_of(&self, mv: Move) -> Option<Ending> {
+        self.moves
+            .iter()
+            .position(|&m| m == mv)
+            .and_then(|i| self.ending.get(i).copied().flatten())
     }
 
     /// The Q of `mv` from the root side's view, if visited.

@@ -11,7 +11,7 @@ use crate::{
     InteriorSelection, ParamsError, Playouts, RootAlgorithm, SearchParams, SearchResult,
     gumbel::{self, GumbelRoot},
     noise, rules,
-    tree::{Link, Stat, State, Tree},
+    tree::{Ending, Link, Stat, State, Tree},
 };
 
 /// What can go wrong in a search. Bad input gives one of these, never a panic.
@@ -418,7 +418,7 @@ impl Search {
                 self.tree.compact(&mut self.spare, c);
                 // The root is never proven: it keeps searching its moves (a proven
                 // node's children are all there, and their exact values stay).
-                if self.tree.link[0].state == State::Proven {
+                if self.tree.link[0].state.is_proven() {
                     self.tree.link[0].state = State::Expanded;
                 }
                 self.root_raw = None;
@@ -504,7 +504,7 @@ impl Search {
                     idx = child;
                     depth += 1;
                 }
-                State::Terminal | State::Proven => {
+                State::NoMoveEnd | State::RuleEnd | State::ProvenNoMove | State::ProvenRule => {
                     self.tree.backup(idx, node.value, draw_of(node.value));
                     break Outcome::Visit;
                 }
@@ -542,15 +542,15 @@ impl Search {
         let verdict = if moves.is_empty() {
             // Checkmate or stalemate (a loss either way); the rules name which. The
             // root never gets here: `start` refuses a root without moves.
-            Some(rules::verdict(&self.line).unwrap_or(-1.0))
+            Some((rules::verdict(&self.line).unwrap_or(-1.0), Ending::NoMove))
         } else if idx != 0 {
-            rules::verdict_with_moves(&self.line)
+            rules::verdict_with_moves(&self.line).map(|v| (v, Ending::Rule))
         } else {
             None
         };
-        if let Some(v) = verdict {
+        if let Some((v, why)) = verdict {
             let node = &mut self.tree.link[idx];
-            node.state = State::Terminal;
+            node.state = State::terminal(why);
             node.value = v;
             self.tree.backup(idx, v, draw_of(v));
             self.tree.prove_upwards(idx);
@@ -746,6 +746,10 @@ impl Search {
             .iter()
             .map(|l| l.state.is_exact().then_some(-l.value))
             .collect();
+        let ending: Vec<Option<Ending>> = self.tree.link[range.clone()]
+            .iter()
+            .map(|l| l.state.ending())
+            .collect();
 
         let (value, draw) = if root.n > 0 {
             (-root.q_sum / root.n as f32, root_link.d_sum / root.n as f32)
@@ -803,6 +807,7 @@ impl Search {
             prior,
             q,
             exact,
+            ending,
             value,
             wdl,
             pv,

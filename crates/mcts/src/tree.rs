@@ -4,7 +4,22 @@
 
 use xq_core::Move;
 
-/// Where a node is in its life.
+/// Why an exact value is exact, which a GUI needs to know: UCCI's and UCI's `score
+/// mate` means checkmate on the board, and adapters act on it (uci2wb claims the game
+/// for `mate 1`), so a result that only the rules' repetition verdicts or move limit
+/// decide must not be told as a mate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ending {
+    /// Every line of the proof ends with a side that has no legal move (checkmate or
+    /// stalemate, 困毙; a loss either way).
+    NoMove,
+    /// A repetition verdict (perpetual check or chase, repetition draw), the move
+    /// limit or insufficient material ends some line of the proof.
+    Rule,
+}
+
+/// Where a node is in its life. The exact states say why they are exact (see
+/// [`Ending`]) in the variant itself, so a node stays 36 bytes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 pub(crate) enum State {
@@ -14,24 +29,66 @@ pub(crate) enum State {
     Pending,
     /// Evaluated; its children exist.
     Expanded,
-    /// The game is over here; `value` holds the rules' verdict.
-    Terminal,
-    /// Expanded, and its value is proven from terminal children (MCTS-solver):
-    /// `value` holds the exact result; its children stay for the principal variation.
-    Proven,
+    /// The game is over here, the side to move having no legal move; `value` holds the
+    /// rules' verdict.
+    NoMoveEnd,
+    /// The game is over here by a rule (repetition, move limit, insufficient
+    /// material); `value` holds the rules' verdict.
+    RuleEnd,
+    /// Expanded, and its value is proven from exact children (MCTS-solver): `value`
+    /// holds the exact result; its children stay for the principal variation. Every
+    /// line of the proof ends with no legal move ([`Ending::NoMove`]).
+    ProvenNoMove,
+    /// [`State::ProvenNoMove`] with a rule ending in the proof ([`Ending::Rule`]).
+    ProvenRule,
 }
 
 impl State {
+    /// The terminal state for a game that ended for `why`.
+    pub(crate) fn terminal(why: Ending) -> State {
+        match why {
+            Ending::NoMove => State::NoMoveEnd,
+            Ending::Rule => State::RuleEnd,
+        }
+    }
+
+    /// The proven state for a proof that ends for `why`.
+    pub(crate) fn proven(why: Ending) -> State {
+        match why {
+            Ending::NoMove => State::ProvenNoMove,
+            Ending::Rule => State::ProvenRule,
+        }
+    }
+
     /// Whether the node has children.
     #[inline]
     pub(crate) fn has_children(self) -> bool {
-        matches!(self, State::Expanded | State::Proven)
+        matches!(
+            self,
+            State::Expanded | State::ProvenNoMove | State::ProvenRule
+        )
     }
 
     /// Whether the node's value is exact (no need to search below it).
     #[inline]
     pub(crate) fn is_exact(self) -> bool {
-        matches!(self, State::Terminal | State::Proven)
+        self.ending().is_some()
+    }
+
+    /// Whether the node's value is proven from its children.
+    #[inline]
+    pub(crate) fn is_proven(self) -> bool {
+        matches!(self, State::ProvenNoMove | State::ProvenRule)
+    }
+
+    /// Why the node's value is exact; `None` while it is not.
+    #[inline]
+    pub(crate) fn ending(self) -> Option<Ending> {
+        match self {
+            State::NoMoveEnd | State::ProvenNoMove => Some(Ending::NoMove),
+            State::RuleEnd | State::ProvenRule => Some(Ending::Rule),
+            State::Fresh | State::Pending | State::Expanded => None,
+        }
     }
 }
 
@@ -146,7 +203,7 @@ impl Tree {
         let mut i = leaf;
         loop {
             let l = &mut self.link[i];
-            if l.state == State::Proven {
+            if l.state.is_proven() {
                 v = -l.value;
                 d = if l.value == 0.0 { 1.0 } else { 0.0 };
             }
@@ -186,7 +243,10 @@ impl Tree {
     /// root is never proven, so it keeps searching and reporting all its moves.
     ///
     /// A newly proven node's Q is set to its exact value (the mean over its visits is
-    /// rewritten), so its parent's selection sees the proof at once.
+    /// rewritten), so its parent's selection sees the proof at once. Its [`Ending`] is
+    /// [`Ending::NoMove`] only when the proof holds without the rules' verdicts: a win
+    /// through any exact child that ends with no legal move, a loss when every child
+    /// does (the loser may pick the line a rule ends).
     pub(crate) fn prove_upwards(&mut self, mut node: usize) {
         loop {
             let parent = self.link[node].parent;
@@ -199,20 +259,39 @@ impl Tree {
             }
             // Values for the parent's side to move are minus the children's.
             let v = -self.link[node].value;
-            let value = if v == 1.0 {
-                1.0
+            let children = self.link[p].children();
+            let exact = |c: usize| {
+                let l = &self.link[c];
+                l.state.ending().map(|why| (-l.value, why))
+            };
+            let (value, why) = if v == 1.0 {
+                let no_move = children
+                    .filter_map(exact)
+                    .any(|(v, why)| v == 1.0 && why == Ending::NoMove);
+                (
+                    1.0,
+                    if no_move {
+                        Ending::NoMove
+                    } else {
+                        Ending::Rule
+                    },
+                )
             } else {
                 let mut best = f32::NEG_INFINITY;
-                for c in self.link[p].children() {
-                    if !self.link[c].state.is_exact() {
+                let mut why = Ending::NoMove;
+                for c in children {
+                    let Some((v, w)) = exact(c) else {
                         return;
+                    };
+                    best = best.max(v);
+                    if w == Ending::Rule {
+                        why = Ending::Rule;
                     }
-                    best = best.max(-self.link[c].value);
                 }
-                best
+                (best, why)
             };
             let l = &mut self.link[p];
-            l.state = State::Proven;
+            l.state = State::proven(why);
             l.value = value;
             let s = &mut self.stat[p];
             s.q_sum = -value * s.n as f32;
@@ -261,5 +340,69 @@ mod tests {
         assert_eq!(std::mem::size_of::<Stat>(), 16);
         assert_eq!(std::mem::size_of::<Link>(), 20);
         assert_eq!(NODE_BYTES, 36);
+    }
+
+    /// Root, one expanded node under it (node 1), and its children 2.. with the given
+    /// states and values (for their own side to move); unlisted ones stay fresh.
+    fn tree_with(kids: &[(State, f32)], fresh: usize) -> Tree {
+        let mut t = Tree::default();
+        t.reset();
+        let m = t.link[0].mv;
+        t.link[0].state = State::Expanded;
+        t.link[0].first_child = 1;
+        t.link[0].num_children = 1;
+        t.stat.push(Stat::new(1.0));
+        t.link.push(Link::new(m, 0));
+        t.link[1].state = State::Expanded;
+        t.link[1].first_child = 2;
+        t.link[1].num_children = (kids.len() + fresh) as u8;
+        for &(state, value) in kids {
+            t.stat.push(Stat::new(0.5));
+            let mut l = Link::new(m, 1);
+            l.state = state;
+            l.value = value;
+            t.link.push(l);
+        }
+        for _ in 0..fresh {
+            t.stat.push(Stat::new(0.5));
+            t.link.push(Link::new(m, 1));
+        }
+        t
+    }
+
+    #[test]
+    fn a_proof_ends_with_no_move_only_when_no_rule_verdict_is_needed() {
+        // Wins for node 1's mover (children lost for their side to move).
+        let t = |kids: &[(State, f32)], fresh| {
+            let mut t = tree_with(kids, fresh);
+            t.prove_upwards(2);
+            (t.link[1].state, t.link[1].value)
+        };
+        assert_eq!(t(&[(State::RuleEnd, -1.0)], 1), (State::ProvenRule, 1.0));
+        assert_eq!(
+            t(&[(State::NoMoveEnd, -1.0)], 1),
+            (State::ProvenNoMove, 1.0)
+        );
+        // A mate among the winning moves makes the win a mate, whichever proved it.
+        assert_eq!(
+            t(&[(State::RuleEnd, -1.0), (State::ProvenNoMove, -1.0)], 0),
+            (State::ProvenNoMove, 1.0)
+        );
+        // Losses: a mate only when every defence is mated.
+        assert_eq!(
+            t(&[(State::NoMoveEnd, 1.0), (State::ProvenNoMove, 1.0)], 0),
+            (State::ProvenNoMove, -1.0)
+        );
+        assert_eq!(
+            t(&[(State::NoMoveEnd, 1.0), (State::RuleEnd, 1.0)], 0),
+            (State::ProvenRule, -1.0)
+        );
+        // A draw is always the rules' verdict.
+        assert_eq!(
+            t(&[(State::NoMoveEnd, 1.0), (State::RuleEnd, 0.0)], 0),
+            (State::ProvenRule, 0.0)
+        );
+        // Not every child exact and none winning: nothing is proven yet.
+        assert_eq!(t(&[(State::NoMoveEnd, 1.0)], 1), (State::Expanded, 0.0));
     }
 }

@@ -5,7 +5,7 @@ mod common;
 
 use common::{FailingEvaluator, MaterialEvaluator, game, mates, mates_in_one, mates_in_two, mv};
 use xq_core::{Bitboard, Color, Game, Position, Reason, Square};
-use xq_mcts::{Playouts, Search, SearchError, SearchParams, TemperatureSchedule};
+use xq_mcts::{Ending, Playouts, Search, SearchError, SearchParams, TemperatureSchedule};
 use xq_nn::{Evaluation, Evaluator, RandomEvaluator, UniformEvaluator};
 
 fn play_params() -> SearchParams {
@@ -60,6 +60,11 @@ fn finds_mate_in_one() {
             Some(1.0),
             "{fen}: the mate is not marked decided"
         );
+        assert_eq!(
+            r.ending_of(best),
+            Some(Ending::NoMove),
+            "{fen}: the mate is not told as one"
+        );
         let decided_wins = r.exact.iter().filter(|e| **e == Some(1.0)).count();
         assert_eq!(
             decided_wins,
@@ -95,6 +100,11 @@ fn finds_mate_in_two() {
             "{fen}: played {best}, mates start with {first:?}"
         );
         assert_eq!(r.q_of(best), Some(1.0), "{fen}: the mate is not proven");
+        assert_eq!(
+            r.ending_of(best),
+            Some(Ending::NoMove),
+            "{fen}: the proven mate is not told as one"
+        );
         // The principal variation is the mate: move, reply, mating move.
         assert!(r.pv.len() >= 3, "{fen}: pv {:?}", r.pv);
         let mut line = g.clone();
@@ -246,6 +256,8 @@ fn the_victim_of_a_perpetual_check_completes_the_repetition() {
     let r = search.run(&mut MaterialEvaluator, 800).unwrap();
     assert_eq!(r.best_move, Some(repeat));
     assert_eq!(r.q_of(repeat), Some(1.0));
+    // Won by the rules, not on the board: an engine must not report it as a mate.
+    assert_eq!(r.ending_of(repeat), Some(Ending::Rule));
 }
 
 /// Red (down a chariot) can repeat an idle cycle: a draw, which beats every other move.
