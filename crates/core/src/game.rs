@@ -186,6 +186,9 @@ pub struct GameConfig {
     /// 循环", if the cycle repeats once more. At `repetition_count` such a repetition
     /// is not yet an ending. Values below `repetition_count` are treated as equal to it.
     pub forbidden_repetition_count: u32,
+    /// How far the 棋例's searches for mates and captures through consecutive checks
+    /// look (28.2, 29.1).
+    pub horizon: cycle::Horizon,
 }
 
 impl GameConfig {
@@ -196,6 +199,7 @@ impl GameConfig {
         counted_checks: 10,
         repetition_count: 3,
         forbidden_repetition_count: 4,
+        horizon: cycle::Horizon::DEFAULT,
     };
 
     /// For search: every repetition judged at its second occurrence, as Pikafish does
@@ -494,7 +498,7 @@ impl Game {
                 .iter()
                 .map(|n| n.last.expect("a move leads to every later node"))
                 .collect();
-            cycle::judge(&positions, &moves)
+            cycle::judge(&positions, &moves, self.config.horizon)
         };
         let outcome = judge_from(earlier[count - 2]);
         match outcome.reason {

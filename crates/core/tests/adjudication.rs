@@ -242,7 +242,35 @@ const CYCLES: &[Cycle] = &[
               sides are forbidden: a draw (26.3). Without 27.2's second sentence the cannon \
               would lose",
     },
+    Cycle {
+        fen: REPLY_TO_CHECK_CHASES,
+        moves: REPLY_TO_CHECK_CYCLE,
+        rounds: 3,
+        ending: Some((12, Some(Color::Red), Reason::PerpetualChase)),
+        why: "a reply to check that creates a chase is a chase (29.2, 28.16, 细则2): the \
+              horse c2 answers the chariot's check on e3 and opens the c-file, so the horse \
+              c6 (attacked by the horse d4, protected by the horse a7: an even trade) is \
+              won by the exchange; back on c2 it attacks the unprotected cannon a3. 长捉 \
+              against 一将一闲",
+    },
+    Cycle {
+        fen: REPLY_TO_CHECK_CONTROL,
+        moves: REPLY_TO_CHECK_CYCLE,
+        rounds: 3,
+        ending: Some((12, Some(Color::Red), Reason::PerpetualChase)),
+        why: "the same cycle with the general on d0, where the chariot's move to e7 gives no \
+              check: 长捉 against idle moves",
+    },
 ];
+
+/// Red general e0, chariot c1, horses c2 and d4; black chariot h7, horses a7 and c6,
+/// cannon a3, advisor e8, general f9; Black to move. The chariot checks from e7, the
+/// horse c2 interposes on e3 (leaving the c-file open to the chariot c1), the chariot
+/// goes back to h7, the horse back to c2 (attacking the cannon a3).
+const REPLY_TO_CHECK_CHASES: &str = "5k3/4a4/n6r1/2n6/9/3N5/c8/2N6/2R6/4K4 b - - 0 1";
+const REPLY_TO_CHECK_CYCLE: &str = "h7e7 c2e3 e7h7 e3c2";
+/// ...and with the red general on d0, out of the chariot's line.
+const REPLY_TO_CHECK_CONTROL: &str = "5k3/4a4/n6r1/2n6/9/3N5/c8/2N6/2R6/3K5 b - - 0 1";
 
 /// Plays a [`Cycle`] and checks its first ending.
 fn check_cycle(fen: &str, moves: &str, c: &Cycle, variant: &str) {

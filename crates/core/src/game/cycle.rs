@@ -4,7 +4,7 @@
 //!
 //! - **check** (将, 28.1): the move leaves the opponent in check;
 //! - **mate threat** (杀, 28.2): if the mover could move again at once it would mate,
-//!   at once or through consecutive checks (at most [`MATE_CHECKS`] checks), and it
+//!   at once or through consecutive checks (at most [`Horizon::mate_checks`]), and it
 //!   could not before the move (a threat left standing is not made again by every later
 //!   move);
 //! - **chase** (捉, 28.3 and 第29条): the move creates a chase of an enemy 子力 that
@@ -13,8 +13,12 @@
 //! - **idle** (闲, 28.9): anything else, including 兑, 献, 拦 and 跟 that chase nothing.
 //!
 //! A move made in answer to a check is classified like any other: the seeds make no
-//! exception for it. For 29.2 the attacks that "existed before" such a move include
-//! the captures that the check itself made illegal.
+//! exception for it. For 29.2 the chases that "existed before" such a move include
+//! the captures that only the check made illegal, when they pass the same test as a
+//! chase: the attacker is not pinned and the exchange wins material
+//! ([`chased_but_for_the_check`]). An attack on a protected piece that an exchange
+//! would only trade evenly was never a chase, so a reply to check that adds a second
+//! attacker creates one (少根, 28.16; 细则2 从没捉到捉).
 //!
 //! A side's moves over the cycle are then *perpetual check* if every one is a check,
 //! *forbidden* (禁止着法, 25.2: 长杀, 长捉, 一将一杀, 一将一捉, 一杀一捉) if every one
@@ -30,14 +34,28 @@ use crate::{Bitboard, Color, Move, Piece, Position, Role, Square};
 
 use super::{Outcome, Reason, same_placement};
 
-/// The most consecutive checks a mate threat may take (28.2 "连续照将"): a threat of
-/// mate in one counts, and so does a forced mate by up to this many checks in a row.
-/// Longer mating series are not searched and the move counts as idle (docs/RULES.md).
-pub const MATE_CHECKS: u32 = 3;
+/// How far the searches of the 棋例 look. 28.2 ("连续照将") and 29.1 ("能够通过连续照将
+/// 吃子") set no bound on the series of checks; a search needs one, since checks can
+/// go round for ever. docs/RULES.md gives what each step costs, measured by
+/// `cargo bench -p xq-core --bench adjudication`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Horizon {
+    /// The most consecutive checks a mate threat may take: a threat of mate in one
+    /// counts, and so does a forced mate by up to this many checks in a row. Longer
+    /// mating series are not searched and the move counts as what it otherwise is.
+    pub mate_checks: u32,
+    /// The most consecutive checks before the capture in a chase through checks.
+    /// Longer series are not searched.
+    pub chase_checks: u32,
+}
 
-/// The most consecutive checks before the capture in a chase through checks (29.1
-/// "能够通过连续照将吃子"). Longer series are not searched.
-pub const CHASE_CHECKS: u32 = 2;
+impl Horizon {
+    /// What [`crate::GameConfig::CXA`] uses.
+    pub const DEFAULT: Horizon = Horizon {
+        mate_checks: 5,
+        chase_checks: 3,
+    };
+}
 
 /// What one move of a cycle is, for the 棋例.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -58,8 +76,13 @@ pub enum Soldiers {
 }
 
 /// Classifies the move that leads from `before` to `after`.
-pub fn classify(before: &Position, after: &Position, soldiers: Soldiers) -> MoveKind {
-    Memo::default().classify(before, after, soldiers)
+pub fn classify(
+    before: &Position,
+    after: &Position,
+    soldiers: Soldiers,
+    horizon: Horizon,
+) -> MoveKind {
+    Memo::new(horizon).classify(before, after, soldiers)
 }
 
 /// The verdict on a cycle: `positions[0]` and the last position are the same, and
@@ -67,13 +90,13 @@ pub fn classify(before: &Position, after: &Position, soldiers: Soldiers) -> Move
 ///
 /// Each side's moves are judged on their own, so the verdict does not depend on which
 /// side moved first into the cycle.
-pub(crate) fn judge(positions: &[&Position], moves: &[Move]) -> Outcome {
+pub(crate) fn judge(positions: &[&Position], moves: &[Move], horizon: Horizon) -> Outcome {
     debug_assert_eq!(positions.len(), moves.len() + 1);
     debug_assert!(
         moves.iter().zip(positions).all(|(&m, p)| !p.is_capture(m)),
         "a repetition cycle contains no capture"
     );
-    let mut memo = Memo::default();
+    let mut memo = Memo::new(horizon);
     let mut sides = Color::ALL.map(|c| memo.side(c, positions, Soldiers::Idle));
     // 27.2: a side that is allowed only because its soldiers' attacks are idle is
     // forbidden too when both sides attack with every move (相互长打).
@@ -115,8 +138,9 @@ enum Side {
 
 /// The facts about a position that classifying moves needs, computed once per
 /// position of a cycle (the same positions recur in every round of it).
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Memo {
+    horizon: Horizon,
     entries: Vec<(Position, Soldiers, Facts)>,
 }
 
@@ -126,9 +150,19 @@ struct Facts {
     mates: bool,
     /// The enemy pieces the side to move chases ([`chased`]).
     chased: Bitboard,
+    /// In check: the enemy pieces it would chase but for the check
+    /// ([`chased_but_for_the_check`]); empty otherwise.
+    chased_but_for_the_check: Bitboard,
 }
 
 impl Memo {
+    fn new(horizon: Horizon) -> Memo {
+        Memo {
+            horizon,
+            entries: Vec::new(),
+        }
+    }
+
     fn facts(&mut self, pos: &Position, soldiers: Soldiers) -> Facts {
         if let Some((_, _, f)) = self
             .entries
@@ -138,8 +172,13 @@ impl Memo {
             return *f;
         }
         let f = Facts {
-            mates: mates_by_checks(pos, MATE_CHECKS),
-            chased: chased(pos, soldiers),
+            mates: mates_by_checks(pos, self.horizon.mate_checks),
+            chased: chased(pos, soldiers, self.horizon.chase_checks),
+            chased_but_for_the_check: if pos.is_check() {
+                chased_but_for_the_check(pos, soldiers)
+            } else {
+                Bitboard::EMPTY
+            },
         };
         self.entries.push((pos.clone(), soldiers, f));
         f
@@ -156,11 +195,7 @@ impl Memo {
         if now.mates && !was.mates {
             return MoveKind::MateThreat;
         }
-        let mut existed = was.chased;
-        if before.is_check() {
-            existed |= attacked_material(before, soldiers);
-        }
-        let new = now.chased & !existed;
+        let new = now.chased & !(was.chased | was.chased_but_for_the_check);
         if new.any() {
             MoveKind::Chase(new)
         } else {
@@ -311,11 +346,11 @@ fn recapture_gain(pos: &Position, sq: Square, at_stake: i32) -> i32 {
 ///   protected, or protected too little, 28.16 少根), and after `X` takes `T` the
 ///   opponent cannot mate at once (29.4). An exchange offer or a sacrifice (兑, 献) that
 ///   wins nothing is no chase; one that also wins material is (细则5);
-/// - **through consecutive checks** (at most [`CHASE_CHECKS`]): some quiet check leaves
+/// - **through consecutive checks** (at most `chase_checks`): some quiet check leaves
 ///   every reply (none of which captures) in a position where `T` is chased, directly
 ///   or through further checks. A check that mates is a 杀, not a 捉.
-pub fn chased(pos: &Position, soldiers: Soldiers) -> Bitboard {
-    direct_chases(pos, soldiers) | chases_through_checks(pos, CHASE_CHECKS, soldiers)
+pub fn chased(pos: &Position, soldiers: Soldiers, chase_checks: u32) -> Bitboard {
+    direct_chases(pos, soldiers) | chases_through_checks(pos, chase_checks, soldiers)
 }
 
 fn direct_chases(pos: &Position, soldiers: Soldiers) -> Bitboard {
@@ -375,27 +410,43 @@ fn chases_through_checks(pos: &Position, checks: u32, soldiers: Soldiers) -> Bit
     out
 }
 
-/// The enemy 子力 that a piece of the side to move that may chase attacks, whether or
-/// not the capture is legal now: in check, these are the attacks that existed before
-/// the reply (29.2), though the check forbade them.
-fn attacked_material(pos: &Position, soldiers: Soldiers) -> Bitboard {
+/// The enemy pieces that the side to move, in check, would chase directly if the check
+/// did not forbid the capture: the attacks that existed before its reply (29.2).
+///
+/// The same test as a direct chase ([`direct_chases`]), with one difference: the
+/// capture need only be legal but for the check, so a capture that exposes the own
+/// general to an attack by a piece other than the checkers (a pinned attacker) does not
+/// count, and the exchange on the target's point ([`exchange_gain`], played in the
+/// position as it is, check included) must win material. 29.4 is not applied: with
+/// the check standing, every reply of the opponent is judged against the check, not
+/// against a new mate.
+fn chased_but_for_the_check(pos: &Position, soldiers: Soldiers) -> Bitboard {
     let us = pos.turn();
-    let occ = pos.occupied();
-    pos.by_color(us.other())
-        .filter(|&sq| pos.piece_at(sq).is_some_and(|p| is_material(p, sq)))
-        .filter(|&sq| {
-            let mut attackers = pos.attackers(sq, us, occ);
-            Iterator::any(&mut attackers, |from| {
-                pos.piece_at(from)
-                    .is_some_and(|p| may_chase(p.role, soldiers))
-            })
-        })
-        .collect()
+    let general = pos.general(us);
+    let checkers = pos.checkers();
+    let mut out = Bitboard::EMPTY;
+    for &m in pos.pseudo_legal_moves().iter() {
+        let (from, to) = (m.from(), m.to());
+        let (Some(target), Some(attacker)) = (pos.piece_at(to), pos.piece_at(from)) else {
+            continue;
+        };
+        if out.contains(to) || !is_material(target, to) || !may_chase(attacker.role, soldiers) {
+            continue;
+        }
+        let occ = pos.occupied().without(from);
+        let exposed = pos.attackers(general, us.other(), occ) & !checkers;
+        if exposed.without(to).is_empty() && exchange_gain(pos, m) > 0 {
+            out = out.with(to);
+        }
+    }
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const CHASES_THROUGH: u32 = Horizon::DEFAULT.chase_checks;
 
     fn pos(fen: &str) -> Position {
         Position::from_fen(fen).unwrap()
@@ -422,8 +473,8 @@ mod tests {
     /// The chased squares of `fen`, checked to be the same with the colours swapped.
     fn chased_squares(fen: &str) -> Vec<String> {
         let p = pos(fen);
-        let got = chased(&p, Soldiers::Idle);
-        let mirrored: Bitboard = chased(&flipped(&p), Soldiers::Idle)
+        let got = chased(&p, Soldiers::Idle, CHASES_THROUGH);
+        let mirrored: Bitboard = chased(&flipped(&p), Soldiers::Idle, CHASES_THROUGH)
             .map(Square::flip)
             .collect();
         assert_eq!(
@@ -438,7 +489,7 @@ mod tests {
         let classify_in = |before: &Position, m: Move| {
             let mut after = before.clone();
             after.play_unchecked(m);
-            classify(before, &after, Soldiers::Idle)
+            classify(before, &after, Soldiers::Idle, Horizon::DEFAULT)
         };
         let (p, m): (Position, Move) = (pos(fen), m.parse().unwrap());
         let k = classify_in(&p, m);
@@ -565,8 +616,8 @@ mod tests {
     fn a_soldiers_chase_counts_only_when_soldiers_count() {
         // 27.2: the crossed soldier d7 attacks the unprotected horse d8.
         let p = pos("4k4/3n5/3P5/9/9/9/9/9/9/5K3 w - - 0 1");
-        assert!(chased(&p, Soldiers::Idle).is_empty());
-        assert_eq!(squares(chased(&p, Soldiers::Count)), ["d8"]);
+        assert!(chased(&p, Soldiers::Idle, CHASES_THROUGH).is_empty());
+        assert_eq!(squares(chased(&p, Soldiers::Count, CHASES_THROUGH)), ["d8"]);
     }
 
     #[test]
@@ -615,6 +666,38 @@ mod tests {
                  the seeds)",
             ),
             (
+                "5k3/4a4/n3r4/2n6/9/3N5/c8/2N6/2R6/4K4 w - - 0 1",
+                "c2e3",
+                MoveKind::Chase(sq("c6")),
+                "a reply to the check e7 that opens the c-file: the horse c6, attacked by \
+                 the horse d4 and protected by the horse a7 (an even trade, no chase), is \
+                 now attacked by the chariot c1 too and won by the exchange: a new chase \
+                 (少根 28.16, 29.2, 细则2)",
+            ),
+            (
+                "5k3/9/4r4/9/9/9/9/4R2n1/6n2/4K4 w - - 0 1",
+                "e0d0",
+                MoveKind::Chase(sq("h2")),
+                "the general steps out of the horse's check and off the e-file: the chariot \
+                 e2, pinned by the chariot e7 before, now attacks the unprotected horse h2, \
+                 a new chase; its attack on e7 along the pin line existed before (29.2)",
+            ),
+            (
+                "9/5k3/5N3/2N5c/9/3R5/8n/9/4K4/2r6 w - - 0 1",
+                "d4a4",
+                MoveKind::MateThreat,
+                "threatens a mate by five consecutive checks (28.2 连续照将 sets no bound; \
+                 the horizon of three checks that was shipped before did not see it)",
+            ),
+            (
+                "1N7/5R3/4k4/9/6c2/9/9/5K3/9/9 w - - 0 1",
+                "f8h8",
+                MoveKind::Chase(sq("g5")),
+                "threatens to win the unprotected cannon g5 after three consecutive checks \
+                 (29.1 能够通过连续照将吃子; the horizon of two that was shipped before did \
+                 not see it)",
+            ),
+            (
                 "5k3/9/9/9/n8/9/9/9/9/R2K5 w - - 0 1",
                 "a0a1",
                 MoveKind::Idle,
@@ -645,7 +728,7 @@ mod tests {
         // chariot then takes the unprotected horse i9 along the ninth rank.
         let p = pos("4k3n/9/9/9/9/9/9/9/9/R2K5 w - - 0 1");
         assert!(direct_chases(&p, Soldiers::Idle).is_empty());
-        assert_eq!(squares(chased(&p, Soldiers::Idle)), ["i9"]);
+        assert_eq!(squares(chased(&p, Soldiers::Idle, CHASES_THROUGH)), ["i9"]);
     }
 
     #[test]
