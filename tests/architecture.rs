@@ -68,6 +68,8 @@ fn crates_depend_only_on_the_crates_below_them() {
         ("xq-mcts", &["xq-core", "xq-nn"]),
         ("xq-selfplay", &["xq-core", "xq-nn", "xq-data", "xq-mcts"]),
         ("xq-train", &["xq-core", "xq-nn", "xq-data"]),
+        // The CPU inference backend: reads checkpoints without libtorch.
+        ("xq-native", &["xq-core", "xq-nn"]),
         // Never libtorch: networks are injected through xq_nn::backend.
         ("xq-eval", &["xq-core", "xq-nn", "xq-data", "xq-mcts"]),
     ];
@@ -77,6 +79,7 @@ fn crates_depend_only_on_the_crates_below_them() {
         assert!(has.is_subset(&may), "{name} depends on {:?}", &has - &may);
     }
     assert!(!closure(&graph, "xq-eval").contains("tch"));
+    assert!(!closure(&graph, "xq-native").contains("tch"));
     // Every crate is in the table or above it.
     for name in graph.keys() {
         assert!(

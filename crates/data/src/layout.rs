@@ -11,7 +11,7 @@ pub const GAMES_DIR: &str = "games";
 /// Each self-play worker's host, pid, seed and settings (`<worker>.toml`).
 pub const WORKERS_DIR: &str = "workers";
 /// The trainer's full state for exact resume (`ckpt-S.json` and its tensors).
-pub const CHECKPOINTS_DIR: &str = "checkpoints";
+pub const CHECKPOINTS_DIR: &str = xq_nn::checkpoint::CHECKPOINTS_DIR;
 /// Networks proposed for gating (`sNNNNNNNNNN/`).
 pub const CANDIDATES_DIR: &str = "models/candidates";
 /// Networks that passed gating (`sNNNNNNNNNN/`).

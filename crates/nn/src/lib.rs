@@ -86,6 +86,7 @@
 //! agree on it.
 
 pub mod backend;
+pub mod checkpoint;
 pub mod encode;
 pub mod evaluator;
 pub mod output;

@@ -50,6 +50,9 @@ pub enum ExportError {
     BadPointer { path: PathBuf, why: String },
     #[error("{0}")]
     Checkpoint(#[from] xq_train::TrainError),
+    /// The checkpoint's sidecar (read by the one torch-free reader, `xq_nn::checkpoint`).
+    #[error("{0}")]
+    Sidecar(#[from] xq_nn::checkpoint::CheckpointError),
     #[error("{path} already exists (pass --force to replace it)")]
     Exists { path: PathBuf },
     #[error("bad player configuration {path}: {why}")]

@@ -9,172 +9,28 @@
 //! The sidecar is self-describing: architecture, encoding and policy-index versions, step,
 //! samples seen, the optimiser's kind and step count, the EMA's update count, the data
 //! cursor (opaque JSON owned by the data pipeline) and the seed. Loading checks the
-//! versions against this build before touching a tensor.
+//! versions against this build before touching a tensor. Its type, its reader and the
+//! checkpoint file names are torch-free and live in [`xq_nn::checkpoint`] (every
+//! backend reads checkpoints through them); this module adds the tensors and the
+//! atomic writes.
 
 use std::collections::HashMap;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use serde::{Deserialize, Serialize};
 use tch::Tensor;
-use xq_data::layout::CHECKPOINTS_DIR;
-use xq_nn::encode::ENCODING_VERSION;
-use xq_nn::policy::{POLICY_INDEX_VERSION, POLICY_SIZE};
+pub use xq_nn::checkpoint::{
+    FORMAT, FORMAT_VERSION, OptimizerState, Sidecar, list_checkpoints, resolve, stem,
+};
 
-use crate::config::{NetConfig, TrainConfig};
 use crate::error::TrainError;
 
-/// Value of [`Sidecar::format`].
-pub const FORMAT: &str = "xqzero-checkpoint";
-/// Version of the sidecar layout.
-pub const FORMAT_VERSION: u32 = 1;
-
-/// The optimiser part of a checkpoint.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct OptimizerState {
-    /// `"sgd"` or `"adamw"`.
-    pub kind: String,
-    /// Steps taken (Adam's bias correction).
-    pub steps: u64,
-    /// File of the state tensors, relative to the sidecar's directory.
-    pub file: String,
-}
-
-/// The JSON sidecar of a checkpoint (or of an exported network, which has no optimiser).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Sidecar {
-    /// Always [`FORMAT`].
-    pub format: String,
-    /// [`FORMAT_VERSION`] when written.
-    pub format_version: u32,
-    /// `xq_nn::encode::ENCODING_VERSION` of the build that trained the weights.
-    pub encoding_version: u32,
-    /// `xq_nn::policy::POLICY_INDEX_VERSION` of that build.
-    pub policy_index_version: u32,
-    /// Policy outputs (2,086).
-    pub policy_size: usize,
-    /// Architecture.
-    pub net: NetConfig,
-    /// Optimiser steps taken.
-    pub step: u64,
-    /// Training samples consumed.
-    pub samples_seen: u64,
-    /// Live weights file, relative to the sidecar's directory.
-    pub weights: String,
-    /// EMA weights file (what evaluation uses by default), relative to the sidecar.
-    pub ema: String,
-    /// EMA updates taken.
-    pub ema_updates: u64,
-    /// Optimiser state; `None` in an exported network.
-    pub optimizer: Option<OptimizerState>,
-    /// Where the data pipeline stands (opaque; owned by xq-data).
-    pub data_cursor: Option<serde_json::Value>,
-    /// Seed of the run's torch RNG.
-    pub seed: u64,
-    /// The training configuration in force when this was written.
-    pub train: Option<TrainConfig>,
-    /// Seconds since the Unix epoch at writing.
-    pub created_unix: u64,
-}
-
-impl Sidecar {
-    /// A sidecar for this build's encoding and policy index.
-    pub fn new(net: NetConfig, step: u64, samples_seen: u64, seed: u64) -> Sidecar {
-        Sidecar {
-            format: FORMAT.into(),
-            format_version: FORMAT_VERSION,
-            encoding_version: ENCODING_VERSION,
-            policy_index_version: POLICY_INDEX_VERSION,
-            policy_size: POLICY_SIZE,
-            net,
-            step,
-            samples_seen,
-            weights: String::new(),
-            ema: String::new(),
-            ema_updates: 0,
-            optimizer: None,
-            data_cursor: None,
-            seed,
-            train: None,
-            created_unix: std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .map(|d| d.as_secs())
-                .unwrap_or(0),
-        }
-    }
-
-    /// Reads and checks a sidecar: format, encoding version and policy index must be this
-    /// build's, or the error says which differs.
-    pub fn read(path: &Path) -> Result<Sidecar, TrainError> {
-        let text = fs::read_to_string(path).map_err(|e| TrainError::io(path, e))?;
-        let value: serde_json::Value =
-            serde_json::from_str(&text).map_err(|source| TrainError::Json {
-                path: path.into(),
-                source,
-            })?;
-        if value.get("format").and_then(|f| f.as_str()) != Some(FORMAT) {
-            return Err(TrainError::BadCheckpoint {
-                path: path.into(),
-                what: format!("not an xqzero checkpoint sidecar (no \"format\": \"{FORMAT}\")"),
-            });
-        }
-        // Check the versions before the full parse, so an old checkpoint gets the version
-        // error rather than a missing-field one.
-        let version = |key: &str| value.get(key).and_then(|v| v.as_u64()).map(|v| v as u32);
-        if let Some(found) = version("encoding_version")
-            && found != ENCODING_VERSION
-        {
-            return Err(TrainError::EncodingVersion {
-                path: path.into(),
-                found,
-                expected: ENCODING_VERSION,
-            });
-        }
-        let sidecar: Sidecar =
-            serde_json::from_value(value).map_err(|source| TrainError::Json {
-                path: path.into(),
-                source,
-            })?;
-        if sidecar.format_version > FORMAT_VERSION {
-            return Err(TrainError::BadCheckpoint {
-                path: path.into(),
-                what: format!(
-                    "sidecar format version {} is newer than this build's {FORMAT_VERSION}",
-                    sidecar.format_version
-                ),
-            });
-        }
-        if sidecar.policy_index_version != POLICY_INDEX_VERSION
-            || sidecar.policy_size != POLICY_SIZE
-        {
-            return Err(TrainError::PolicyIndexVersion {
-                path: path.into(),
-                found: sidecar.policy_index_version,
-                found_size: sidecar.policy_size,
-                expected: POLICY_INDEX_VERSION,
-                expected_size: POLICY_SIZE,
-            });
-        }
-        sidecar
-            .net
-            .validate()
-            .map_err(|e| TrainError::BadCheckpoint {
-                path: path.into(),
-                what: e.to_string(),
-            })?;
-        Ok(sidecar)
-    }
-
-    /// Writes the sidecar atomically.
-    pub fn write(&self, path: &Path) -> Result<(), TrainError> {
-        let text = serde_json::to_string_pretty(self).map_err(|source| TrainError::Json {
-            path: path.into(),
-            source,
-        })?;
-        write_atomic(path, |tmp| {
-            fs::write(tmp, text.as_bytes()).map_err(|e| TrainError::io(tmp, e))
-        })
-    }
+/// Writes `sidecar` to `path` atomically (see [`write_atomic`]).
+pub fn write_sidecar(sidecar: &Sidecar, path: &Path) -> Result<(), TrainError> {
+    let text = sidecar.to_json();
+    write_atomic(path, |tmp| {
+        fs::write(tmp, text.as_bytes()).map_err(|e| TrainError::io(tmp, e))
+    })
 }
 
 /// Writes `path` through `write` on a temporary file next to it, then syncs and renames
@@ -272,61 +128,6 @@ pub fn load_into(
     Ok(())
 }
 
-/// File stem of the checkpoint of `step`.
-pub fn stem(step: u64) -> String {
-    format!("ckpt-{step:010}")
-}
-
-/// The step of a sidecar file name `ckpt-SSSSSSSSSS.json`.
-fn sidecar_step(name: &str) -> Option<u64> {
-    name.strip_prefix("ckpt-")?
-        .strip_suffix(".json")?
-        .parse()
-        .ok()
-}
-
-/// Complete checkpoints (sidecar paths) in `dir`, oldest first.
-pub fn list_checkpoints(dir: &Path) -> Result<Vec<(u64, PathBuf)>, TrainError> {
-    let entries = match fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
-        Err(e) => return Err(TrainError::io(dir, e)),
-    };
-    let mut found = Vec::new();
-    for entry in entries {
-        let entry = entry.map_err(|e| TrainError::io(dir, e))?;
-        if let Some(step) = entry.file_name().to_str().and_then(sidecar_step) {
-            found.push((step, entry.path()));
-        }
-    }
-    found.sort();
-    Ok(found)
-}
-
-/// Resolves what a user may call "a checkpoint": a sidecar `.json` file, a checkpoint
-/// directory, or a run directory (its `checkpoints/`), the latter two meaning their newest
-/// complete checkpoint.
-pub fn resolve(path: &Path) -> Result<PathBuf, TrainError> {
-    if path.is_file() {
-        return Ok(path.to_path_buf());
-    }
-    if !path.exists() {
-        return Err(TrainError::io(
-            path,
-            std::io::Error::new(
-                std::io::ErrorKind::NotFound,
-                "no such checkpoint file or directory",
-            ),
-        ));
-    }
-    for dir in [path.join(CHECKPOINTS_DIR), path.to_path_buf()] {
-        if let Some((_, latest)) = list_checkpoints(&dir)?.pop() {
-            return Ok(latest);
-        }
-    }
-    Err(TrainError::NoCheckpoint(path.to_path_buf()))
-}
-
 /// Deletes all but the newest `keep` checkpoints in `dir` (sidecar first, so a
 /// half-deleted checkpoint is never mistaken for a complete one).
 pub fn prune(dir: &Path, keep: usize) -> Result<(), TrainError> {
@@ -351,6 +152,9 @@ pub fn prune(dir: &Path, keep: usize) -> Result<(), TrainError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::NetConfig;
+    use std::path::PathBuf;
+    use xq_nn::encode::ENCODING_VERSION;
 
     fn temp_dir(tag: &str) -> PathBuf {
         let d = std::env::temp_dir().join(format!("xq-train-ckpt-{tag}-{}", std::process::id()));
@@ -375,7 +179,10 @@ mod tests {
         let steps: Vec<u64> = list_checkpoints(&d).unwrap().iter().map(|c| c.0).collect();
         assert_eq!(steps, [20, 100]);
         let empty = temp_dir("empty");
-        assert!(matches!(resolve(&empty), Err(TrainError::NoCheckpoint(_))));
+        assert!(matches!(
+            resolve(&empty).map_err(TrainError::from),
+            Err(TrainError::NoCheckpoint(_))
+        ));
         fs::remove_dir_all(&d).unwrap();
         fs::remove_dir_all(&empty).unwrap();
     }
@@ -385,16 +192,16 @@ mod tests {
         let d = temp_dir("enc");
         let path = d.join("ckpt-0000000001.json");
         let mut s = Sidecar::new(NetConfig::small(), 1, 10, 0);
-        s.write(&path).unwrap();
+        write_sidecar(&s, &path).unwrap();
         assert_eq!(Sidecar::read(&path).unwrap(), s);
         s.encoding_version = ENCODING_VERSION + 1;
-        s.write(&path).unwrap();
-        let err = Sidecar::read(&path).unwrap_err();
+        write_sidecar(&s, &path).unwrap();
+        let err = TrainError::from(Sidecar::read(&path).unwrap_err());
         assert!(matches!(err, TrainError::EncodingVersion { .. }), "{err}");
         assert!(err.to_string().contains("encoding version"), "{err}");
         fs::write(&path, "{\"format\": \"something else\"}").unwrap();
         assert!(matches!(
-            Sidecar::read(&path),
+            Sidecar::read(&path).map_err(TrainError::from),
             Err(TrainError::BadCheckpoint { .. })
         ));
         fs::remove_dir_all(&d).unwrap();

@@ -88,3 +88,45 @@ impl TrainError {
         }
     }
 }
+
+/// A checkpoint's sidecar problems keep their own variants here, so callers match one
+/// error type whichever crate read the sidecar.
+impl From<xq_nn::checkpoint::CheckpointError> for TrainError {
+    fn from(e: xq_nn::checkpoint::CheckpointError) -> TrainError {
+        use xq_nn::checkpoint::CheckpointError as C;
+        match e {
+            C::Io { path, source } => TrainError::Io { path, source },
+            C::Json { path, source } => TrainError::Json { path, source },
+            C::EncodingVersion {
+                path,
+                found,
+                expected,
+            } => TrainError::EncodingVersion {
+                path,
+                found,
+                expected,
+            },
+            C::PolicyIndexVersion {
+                path,
+                found,
+                found_size,
+                expected,
+                expected_size,
+            } => TrainError::PolicyIndexVersion {
+                path,
+                found,
+                found_size,
+                expected,
+                expected_size,
+            },
+            C::BadCheckpoint { path, what } => TrainError::BadCheckpoint { path, what },
+            C::NoCheckpoint(path) => TrainError::NoCheckpoint(path),
+        }
+    }
+}
+
+impl From<xq_nn::checkpoint::InvalidNetConfig> for TrainError {
+    fn from(e: xq_nn::checkpoint::InvalidNetConfig) -> TrainError {
+        TrainError::Config(e.0)
+    }
+}

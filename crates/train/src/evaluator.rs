@@ -385,7 +385,7 @@ impl Evaluator for TorchEvaluator {
 
 /// Where [`TorchEvaluator::load`] would load from: the resolved sidecar path.
 pub fn resolve_checkpoint(path: impl AsRef<Path>) -> Result<PathBuf, TrainError> {
-    checkpoint::resolve(path.as_ref())
+    Ok(checkpoint::resolve(path.as_ref())?)
 }
 
 /// libtorch as the process's network backend ([`xq_nn::backend`]): loads checkpoints as

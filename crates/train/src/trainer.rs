@@ -549,8 +549,8 @@ impl Trainer {
             file: optim,
         });
         sc.data_cursor = self.data_cursor.clone();
-        sc.train = Some(self.config.clone());
-        sc.write(path)
+        sc.train = serde_json::to_value(&self.config).ok();
+        checkpoint::write_sidecar(&sc, path)
     }
 
     /// Stores the data pipeline's cursor; the next checkpoint saves it.

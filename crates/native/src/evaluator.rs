@@ -1,0 +1,210 @@
+//! The native [`Evaluator`] and [`NativeBackend`], the network backend over it.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use xq_nn::checkpoint::{self, Sidecar};
+use xq_nn::encode::{EncoderConfig, encode_eval_batch};
+use xq_nn::policy::POLICY_SIZE;
+use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator, evaluation_from_logits};
+
+use crate::error::NativeError;
+use crate::net::{NativeNet, Scratch};
+use crate::weights::Tensors;
+
+/// Loads the network a checkpoint names: a sidecar `.json`, a checkpoint directory or a
+/// run directory (their newest checkpoint), with its EMA weights (`ema`) or its live
+/// ones. Returns the network and the resolved sidecar's path.
+///
+/// # Errors
+/// The sidecar's problems ([`NativeError::Checkpoint`]: another encoding or policy
+/// index, no checkpoint), an unreadable weights file, or weights that do not fit the
+/// architecture the sidecar names.
+pub fn load_net(path: &Path, ema: bool) -> Result<(NativeNet, PathBuf), NativeError> {
+    let sidecar_path = checkpoint::resolve(path)?;
+    let sidecar = Sidecar::read(&sidecar_path)?;
+    let weights = sidecar.weights_path(&sidecar_path, ema);
+    let net = NativeNet::from_tensors(&sidecar.net, Tensors::read(&weights)?)?;
+    Ok((net, weights))
+}
+
+/// An [`Evaluator`] over a [`NativeNet`]. With `threads` > 1 a batch is cut into
+/// consecutive parts, one a thread, evaluated at once and joined in order; each part is
+/// a whole forward pass, so the threads meet once a batch, not once a layer.
+#[derive(Debug)]
+pub struct NativeEvaluator {
+    net: Arc<NativeNet>,
+    encoder: EncoderConfig,
+    threads: usize,
+    scratch: Vec<Scratch>,
+    inputs: Vec<f32>,
+    name: String,
+}
+
+impl NativeEvaluator {
+    /// An evaluator over `net` on `threads` threads (0 means 1); `name` describes it in logs.
+    pub fn new(net: Arc<NativeNet>, threads: usize, name: String) -> NativeEvaluator {
+        let threads = threads.max(1);
+        NativeEvaluator {
+            encoder: net.config().encoder(),
+            net,
+            threads,
+            scratch: vec![Scratch::default(); threads],
+            inputs: Vec::new(),
+            name,
+        }
+    }
+
+    /// Loads a checkpoint (see [`load_net`]) with its EMA weights.
+    pub fn load(path: &Path, threads: usize) -> Result<NativeEvaluator, NativeError> {
+        let (net, weights) = load_net(path, true)?;
+        let name = format!(
+            "native({}, cpu, {} threads)",
+            weights.display(),
+            threads.max(1)
+        );
+        Ok(NativeEvaluator::new(Arc::new(net), threads, name))
+    }
+
+    /// The network.
+    pub fn net(&self) -> &NativeNet {
+        &self.net
+    }
+
+    /// The encoder configuration inputs are built with.
+    pub fn encoder(&self) -> EncoderConfig {
+        self.encoder
+    }
+
+    /// Raw outputs of `n` encoded positions: policy logits (`n × 2086`) and value logits
+    /// (`n × 3`), split over the evaluator's threads.
+    ///
+    /// # Errors
+    /// [`NativeError::BadBatch`] for inputs of the wrong length; [`NativeError::Thread`]
+    /// when a thread cannot start or panics.
+    pub fn forward_raw(
+        &mut self,
+        inputs: &[f32],
+        n: usize,
+    ) -> Result<(Vec<f32>, Vec<f32>), NativeError> {
+        let len = self.net.input_len();
+        if inputs.len() != n * len {
+            return Err(NativeError::BadBatch(format!(
+                "{} input floats for {n} positions of {len} floats each",
+                inputs.len()
+            )));
+        }
+        let parts = self.threads.min(n).max(1);
+        if parts == 1 {
+            return self.net.forward(inputs, n, &mut self.scratch[0]);
+        }
+        let per = n.div_ceil(parts);
+        let net = &self.net;
+        let results: Vec<Result<(Vec<f32>, Vec<f32>), NativeError>> = std::thread::scope(|s| {
+            let mut handles = Vec::new();
+            let mut scratch = self.scratch.iter_mut();
+            let mut mine = None;
+            for (i, chunk) in inputs.chunks(per * len).enumerate() {
+                let Some(sc) = scratch.next() else { break };
+                let k = chunk.len() / len;
+                if i == 0 {
+                    mine = Some((chunk, k, sc));
+                    continue;
+                }
+                let spawned = std::thread::Builder::new()
+                    .name(format!("native-eval-{i}"))
+                    .spawn_scoped(s, move || net.forward(chunk, k, sc));
+                handles.push(spawned);
+            }
+            let mut out = Vec::with_capacity(parts);
+            if let Some((chunk, k, sc)) = mine {
+                out.push(net.forward(chunk, k, sc));
+            }
+            for h in handles {
+                out.push(match h {
+                    Ok(h) => h
+                        .join()
+                        .unwrap_or_else(|_| Err(NativeError::Thread("a part panicked".into()))),
+                    Err(e) => Err(NativeError::Thread(format!("cannot start: {e}"))),
+                });
+            }
+            out
+        });
+        let mut policy = Vec::with_capacity(n * POLICY_SIZE);
+        let mut value = Vec::with_capacity(n * 3);
+        for r in results {
+            let (p, v) = r?;
+            policy.extend_from_slice(&p);
+            value.extend_from_slice(&v);
+        }
+        Ok((policy, value))
+    }
+}
+
+impl Evaluator for NativeEvaluator {
+    fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError> {
+        if batch.is_empty() {
+            return Ok(Vec::new());
+        }
+        let n = batch.len();
+        let mut inputs = std::mem::take(&mut self.inputs);
+        inputs.resize(n * self.encoder.input_len(), 0.0);
+        let encoded = encode_eval_batch(batch, &self.encoder, &mut inputs)
+            .map_err(|e| EvalError::BadInput(e.to_string()));
+        let raw = encoded.and_then(|()| {
+            self.forward_raw(&inputs, n)
+                .map_err(|e| EvalError::Backend(e.to_string()))
+        });
+        self.inputs = inputs;
+        let (p, v) = raw?;
+        batch
+            .iter()
+            .enumerate()
+            .map(|(i, input)| {
+                evaluation_from_logits(
+                    &p[i * POLICY_SIZE..(i + 1) * POLICY_SIZE],
+                    [v[i * 3], v[i * 3 + 1], v[i * 3 + 2]],
+                    input.moves,
+                    input.position()?.turn(),
+                )
+            })
+            .collect()
+    }
+
+    fn name(&self) -> String {
+        self.name.clone()
+    }
+}
+
+/// The native CPU backend ([`xq_nn::backend`]): loads checkpoints as
+/// [`NativeEvaluator`]s with their EMA weights, on as many threads as
+/// [`set_threads`](xq_nn::NetworkBackend::set_threads) last said (1 by default).
+#[derive(Debug, Default)]
+pub struct NativeBackend {
+    threads: AtomicUsize,
+}
+
+impl xq_nn::NetworkBackend for NativeBackend {
+    fn load(&self, path: &Path) -> Result<Box<dyn Evaluator>, String> {
+        NativeEvaluator::load(path, self.threads.load(Ordering::Relaxed))
+            .map(|ev| Box::new(ev) as Box<dyn Evaluator>)
+            .map_err(|e| e.to_string())
+    }
+
+    fn set_threads(&self, threads: usize) {
+        if threads > 0 {
+            self.threads.store(threads, Ordering::Relaxed);
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        "native"
+    }
+}
+
+/// Registers [`NativeBackend`] as this process's network backend (the first
+/// registration wins; returns whether this one did).
+pub fn register_backend() -> bool {
+    xq_nn::backend::register(Box::new(NativeBackend::default()))
+}

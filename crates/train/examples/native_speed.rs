@@ -1,0 +1,189 @@
+//! Positions/s of the native CPU backend (xq-native) against libtorch, one thread each,
+//! in the same run, at batch 1-64 for the 3×32, 4×48 and 10×128 networks, and the share
+//! of the core's FMA peak (measured here by a microbenchmark) that each reaches.
+//!
+//! `source scripts/env.sh && cargo run --release -p xq-train --example native_speed [SECONDS]`
+//! (SECONDS per measurement, default 1). The table goes to docs/BENCHMARKS.md.
+
+use std::time::Instant;
+
+use xq_core::Position;
+use xq_native::NativeEvaluator;
+use xq_nn::EvalInput;
+use xq_nn::encode::{PLANE_SIZE, encode_eval_batch};
+use xq_train::bench::scratch_evaluator;
+use xq_train::{DeviceChoice, EvaluatorOptions, NetConfig, TorchEvaluator};
+
+/// Positions of seeded random games with their histories.
+fn histories(count: usize) -> Vec<Vec<Position>> {
+    let mut state = 7u64;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) as usize
+    };
+    (0..count)
+        .map(|_| {
+            let mut game = vec![Position::startpos()];
+            for _ in 0..next() % 80 {
+                let pos = game.last().expect("a game has a position");
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                let mut p = pos.clone();
+                p.play(moves[next() % moves.len()]).expect("legal");
+                game.push(p);
+            }
+            game
+        })
+        .collect()
+}
+
+/// Multiply-adds of one position if every layer were dense.
+fn macs(cfg: &NetConfig) -> f64 {
+    let (c, p) = (cfg.channels as f64, PLANE_SIZE as f64);
+    let conv3 = |cin: f64, cout: f64| cin * cout * 9.0 * p;
+    conv3(cfg.input_planes() as f64, c)
+        + 2.0 * cfg.blocks as f64 * conv3(c, c)
+        + conv3(c, c)
+        + 50.0 * c * p
+        + cfg.value_channels as f64 * c * p
+        + cfg.value_channels as f64 * p * cfg.value_hidden as f64
+}
+
+/// Positions/s of `f` evaluating `n` positions a call, over about `seconds`.
+fn rate(n: usize, seconds: f64, mut f: impl FnMut()) -> f64 {
+    f();
+    let start = Instant::now();
+    let mut calls = 0usize;
+    while start.elapsed().as_secs_f64() < seconds {
+        f();
+        calls += 1;
+    }
+    (calls * n) as f64 / start.elapsed().as_secs_f64()
+}
+
+/// Single-core f32 FMA peak in GFLOP/s: twelve independent chains of 8-wide FMAs.
+#[cfg(target_arch = "x86_64")]
+fn fma_peak() -> Option<f64> {
+    use std::arch::x86_64::*;
+    #[target_feature(enable = "avx2,fma")]
+    fn run(iters: usize) -> f32 {
+        let mut acc = [_mm256_set1_ps(0.0); 12];
+        let a = _mm256_set1_ps(0.999_999);
+        let b = _mm256_set1_ps(1e-7);
+        for _ in 0..iters {
+            for x in acc.iter_mut() {
+                *x = _mm256_fmadd_ps(*x, a, b);
+            }
+        }
+        let mut out = [0.0f32; 8];
+        let mut sum = _mm256_set1_ps(0.0);
+        for x in acc {
+            sum = _mm256_add_ps(sum, x);
+        }
+        // SAFETY: `out` holds 8 floats.
+        unsafe { _mm256_storeu_ps(out.as_mut_ptr(), sum) };
+        out.iter().sum()
+    }
+    if !(is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma")) {
+        return None;
+    }
+    let iters = 50_000_000;
+    let mut best = 0.0f64;
+    for _ in 0..3 {
+        let start = Instant::now();
+        // SAFETY: the CPU has AVX2 and FMA (checked above).
+        let r = unsafe { run(iters) };
+        let secs = start.elapsed().as_secs_f64();
+        std::hint::black_box(r);
+        best = best.max((iters * 12 * 16) as f64 / secs / 1e9);
+    }
+    Some(best)
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn fma_peak() -> Option<f64> {
+    None
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let seconds: f64 = std::env::args()
+        .nth(1)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(1.0);
+    let peak = fma_peak();
+    match peak {
+        Some(p) => println!("FMA peak, one core: {p:.1} GFLOP/s (AVX2, 12 chains)"),
+        None => println!("FMA peak: no AVX2/FMA on this CPU"),
+    }
+    let games = histories(64);
+    let moves: Vec<Vec<_>> = games
+        .iter()
+        .map(|g| g.last().expect("a position").legal_moves().to_vec())
+        .collect();
+    let nets = [
+        (
+            "3x32",
+            NetConfig {
+                blocks: 3,
+                channels: 32,
+                ..NetConfig::small()
+            },
+        ),
+        ("4x48", NetConfig::small()),
+        ("10x128", NetConfig::medium()),
+    ];
+    println!(
+        "| net | batch | libtorch pos/s | native pos/s | native/libtorch | libtorch % peak | native % peak |"
+    );
+    println!("|---|---:|---:|---:|---:|---:|---:|");
+    for (label, cfg) in nets {
+        let dir =
+            std::env::temp_dir().join(format!("xq-native-speed-{label}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        let options = EvaluatorOptions {
+            device: DeviceChoice::Cpu,
+            threads: 1,
+            ..EvaluatorOptions::default()
+        };
+        let torch: TorchEvaluator = scratch_evaluator(&dir, &cfg, options)?;
+        let mut native = NativeEvaluator::load(&dir, 1)?;
+        let flops = 2.0 * macs(&cfg);
+        for n in [1usize, 8, 16, 32, 64] {
+            let batch: Vec<EvalInput<'_>> = games[..n]
+                .iter()
+                .zip(&moves)
+                .map(|(g, m)| EvalInput {
+                    history: g,
+                    moves: m,
+                })
+                .collect();
+            let encoder = cfg.encoder();
+            let mut inputs = vec![0.0; n * encoder.input_len()];
+            encode_eval_batch(&batch, &encoder, &mut inputs)?;
+            let t = rate(n, seconds, || {
+                torch.forward_raw(&inputs, n).expect("torch forward");
+            });
+            let nat = rate(n, seconds, || {
+                native.forward_raw(&inputs, n).expect("native forward");
+            });
+            let share = |r: f64| {
+                peak.map_or("-".to_owned(), |p| {
+                    format!("{:.0}%", 100.0 * r * flops / 1e9 / p)
+                })
+            };
+            println!(
+                "| {label} | {n} | {t:.0} | {nat:.0} | {:.2}× | {} | {} |",
+                nat / t,
+                share(t),
+                share(nat)
+            );
+        }
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(())
+}
