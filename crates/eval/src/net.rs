@@ -19,6 +19,17 @@
 //! edge, as a network's value usually rates it. The scale constant is a convention, not
 //! a fit; resign and draw thresholds in centipawns go through the same mapping
 //! ([`cp_to_value`]), so they mean the same search value whatever the scale.
+//!
+//! # Mates and wins by the rules
+//!
+//! A move whose value the rules or the solver decided is reported as `score mate N`
+//! only when every line of its proof ends with a side that has no legal move
+//! (checkmate or stalemate, 困毙): GUIs and adapters read `mate` as checkmate, and
+//! uci2wb, the UCCI adapter XBoard runs, answers `score mate 1` followed by `bestmove`
+//! by claiming the game for the engine (`1-0 {mate}`), a claim XBoard checks against
+//! the board and forfeits when false. A result decided by the repetition verdicts
+//! (perpetual check or chase), the move limit or insufficient material is reported as
+//! ±[`MAX_CP`] centipawns instead: bounded, and what a search value of ±1 maps to.
 
 use std::{
     path::Path,
@@ -28,7 +39,7 @@ use std::{
 use serde::{Deserialize, Serialize};
 use xq_core::{Game, Move};
 use xq_mcts::{
-    GumbelParams, Playouts, RootAlgorithm, Search, SearchError, SearchParams, SearchResult,
+    Ending, GumbelParams, Playouts, RootAlgorithm, Search, SearchError, SearchParams, SearchResult,
 };
 use xq_nn::{EvalInput, Evaluator};
 
@@ -389,14 +400,15 @@ pub fn move_value(result: &SearchResult, mv: Move) -> f32 {
 }
 
 /// The `info` score of playing `mv` with principal variation `pv`: a mate score when
-/// the move is a proven win or loss (the distance, in moves, is the PV's: the winner's
-/// moves are proven, the loser's are the most-visited defence, so it is an upper
-/// bound), else centipawns ([`value_to_cp`]).
+/// the move is a win or loss proven to end with no legal move (the distance, in moves,
+/// is the PV's: the winner's moves are proven, the loser's are the most-visited
+/// defence, so it is an upper bound), else centipawns ([`value_to_cp`]), which is
+/// ±[`MAX_CP`] for a result only the rules decide (see the module documentation).
 pub fn report_score(result: &SearchResult, mv: Move, pv: &[Move]) -> Score {
     let moves = (pv.len().max(1) as i32 + 1) / 2;
-    match move_exact(result, mv) {
-        Some(v) if v >= 1.0 => Score::Mate(moves),
-        Some(v) if v <= -1.0 => Score::Mate(-moves),
+    match (move_exact(result, mv), result.ending_of(mv)) {
+        (Some(v), Some(Ending::NoMove)) if v >= 1.0 => Score::Mate(moves),
+        (Some(v), Some(Ending::NoMove)) if v <= -1.0 => Score::Mate(-moves),
         _ => Score::Cp(value_to_cp(move_value(result, mv))),
     }
 }

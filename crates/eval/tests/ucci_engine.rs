@@ -4,11 +4,15 @@
 //! Transcript files (`tests/data/ucci/*.txt`): `> line` is sent to the engine, `< line`
 //! is an expected output line, `#` starts a comment. `info depth …` lines are not
 //! compared (their timing fields vary); everything else must match exactly and in
-//! order. After a `go` without `infinite` or `ponder` the harness waits for the search
-//! to finish before sending the next line, as a GUI would.
+//! order. `~ words` checks the last `info depth` line before the next expected line:
+//! it must hold `words` (say `~ score 9999`, or `~ score mate 1`). After a `go` without
+//! `infinite` or `ponder` the harness waits for the search to finish before sending
+//! the next line, as a GUI would. A transcript talks to the alpha-beta engine, or,
+//! with a line `@ engine mcts`, to the network engine over the uniform evaluator (100
+//! visits unless `go` says otherwise, batch 8).
 
 mod player_support;
-use player_support::Buffer;
+use player_support::{Buffer, engine_with, settings};
 
 use std::time::{Duration, Instant};
 
@@ -18,6 +22,7 @@ use xq_eval::ucci::{
     baseline::AlphaBetaBackend,
     engine::{Engine, Output},
 };
+use xq_nn::UniformEvaluator;
 
 fn engine() -> (Engine, Buffer) {
     let buf = Buffer::default();
@@ -38,9 +43,21 @@ fn wait_idle(e: &mut Engine) {
     }
 }
 
+/// An output line to compare, with the `info depth` line last printed before it.
+#[derive(Debug, PartialEq)]
+struct Said {
+    line: String,
+    info: Option<String>,
+}
+
 fn run_transcript(name: &str, text: &str) {
-    let (mut e, buf) = engine();
+    let (mut e, buf) = if text.lines().any(|l| l == "@ engine mcts") {
+        engine_with(Box::new(UniformEvaluator), settings(100))
+    } else {
+        engine()
+    };
     let mut expected = Vec::new();
+    let mut info_checks: Vec<(usize, String)> = Vec::new();
     let mut quit = false;
     for line in text.lines() {
         if let Some(cmd) = line.strip_prefix("> ") {
@@ -58,15 +75,36 @@ fn run_transcript(name: &str, text: &str) {
             expected.push(out.to_owned());
         } else if line == "<" {
             expected.push(String::new());
+        } else if let Some(words) = line.strip_prefix("~ ") {
+            info_checks.push((expected.len(), words.to_owned()));
         }
     }
     wait_idle(&mut e);
-    let got: Vec<String> = buf
-        .lines()
-        .into_iter()
-        .filter(|l| !l.starts_with("info depth"))
-        .collect();
+    let mut said = Vec::new();
+    let mut last_info = None;
+    for l in buf.lines() {
+        if l.starts_with("info depth") {
+            last_info = Some(l);
+        } else {
+            said.push(Said {
+                line: l,
+                info: last_info.take(),
+            });
+        }
+    }
+    let got: Vec<&str> = said.iter().map(|s| s.line.as_str()).collect();
     assert_eq!(got, expected, "transcript {name}");
+    for (i, words) in info_checks {
+        let info = said
+            .get(i)
+            .and_then(|s| s.info.as_deref())
+            .unwrap_or_else(|| panic!("{name}: no info line before {:?}", expected.get(i)));
+        assert!(
+            format!("{info} ").contains(&format!(" {words} ")),
+            "{name}: {info:?} does not say {words:?} (before {:?})",
+            expected[i]
+        );
+    }
 }
 
 #[test]
