@@ -1,7 +1,9 @@
 //! `xqz`: the xqzero command line's front end. It links no libtorch: the commands
-//! that need no network run here, and the others (training, gating, export, reports,
-//! benchmarks, and any match or engine with a network) are handed to `xqz-torch`
-//! next to it, which replaces this process (see the `xqzero` library).
+//! that need no network run here, and so do matches, tournaments, ratings and the UCCI
+//! engine with network players, on the native CPU backend (xq-native), unless
+//! `XQZ_BACKEND` asks for libtorch (`torch`, or `auto` on a machine with an NVIDIA
+//! GPU). The others (training, gating, export, reports, benchmarks) are handed to
+//! `xqz-torch` next to it, which replaces this process (see the `xqzero` library).
 
 use std::{ffi::OsString, process::ExitCode};
 
@@ -63,8 +65,17 @@ fn main() -> ExitCode {
         return xqzero::finish(Err(xqzero::exec_backend(args)));
     }
     let cli: Cli = xqzero::parse_or_exit();
+    let native = match xq_native::BackendChoice::from_env() {
+        Ok(choice) => choice.is_native(xq_native::cuda_device_present()),
+        Err(e) => return xqzero::finish(Err(e.into())),
+    };
     match cli.command {
         Command::Local(c) if !c.needs_backend() => xqzero::finish(c.run()),
+        // Networks on the CPU run here, on the native backend, without libtorch.
+        Command::Local(c) if native => {
+            xq_native::register_backend();
+            xqzero::finish(c.run())
+        }
         _ => xqzero::finish(Err(xqzero::exec_backend(std::env::args_os().skip(1)))),
     }
 }

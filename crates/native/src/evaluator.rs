@@ -29,6 +29,9 @@ pub fn load_net(path: &Path, ema: bool) -> Result<(NativeNet, PathBuf), NativeEr
     Ok((net, weights))
 }
 
+/// Policy and value logits of a part of a batch, or why it failed.
+type Logits = Result<(Vec<f32>, Vec<f32>), NativeError>;
+
 /// An [`Evaluator`] over a [`NativeNet`]. With `threads` > 1 a batch is cut into
 /// consecutive parts, one a thread, evaluated at once and joined in order; each part is
 /// a whole forward pass, so the threads meet once a batch, not once a layer.
@@ -101,7 +104,7 @@ impl NativeEvaluator {
         }
         let per = n.div_ceil(parts);
         let net = &self.net;
-        let results: Vec<Result<(Vec<f32>, Vec<f32>), NativeError>> = std::thread::scope(|s| {
+        let results: Vec<Logits> = std::thread::scope(|s| {
             let mut handles = Vec::new();
             let mut scratch = self.scratch.iter_mut();
             let mut mine = None;

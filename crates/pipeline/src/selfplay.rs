@@ -131,14 +131,21 @@ pub fn evaluator_options(config: &SelfplayConfig) -> xq_train::EvaluatorOptions 
     }
 }
 
-/// Loads the network the run's pointer names.
+/// Loads the network the run's pointer names, on the backend `XQZ_BACKEND` chooses
+/// (`auto`: native on the CPU, libtorch with CUDA); a native evaluator splits each
+/// batch over `options.workers` threads, as libtorch's copies do.
 fn load_accepted(run: &RunDir, options: xq_train::EvaluatorOptions) -> Result<Box<dyn Evaluator>> {
     let model = run
         .accepted()?
         .with_context(|| format!("{} names no network", run.pointer_path().display()))?;
     let path = run.model_path(&model);
-    let ev = xq_train::TorchEvaluator::load(&path, options)
-        .with_context(|| format!("cannot load the accepted network {}", path.display()))?;
+    let context = || format!("cannot load the accepted network {}", path.display());
+    if xq_native::BackendChoice::from_env()?.is_native(xq_train::cuda_available()) {
+        // One thread per evaluator copy: each evaluates its part of every batch.
+        let ev = xq_native::NativeEvaluator::load(&path, options.workers).with_context(context)?;
+        return Ok(Box::new(ev));
+    }
+    let ev = xq_train::TorchEvaluator::load(&path, options).with_context(context)?;
     Ok(Box::new(ev))
 }
 

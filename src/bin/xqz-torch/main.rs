@@ -1,6 +1,8 @@
-//! `xqz-torch`: the xqzero command line with libtorch as its network backend. `xqz`
-//! hands it the commands that load a network; it runs every command itself, and it is
-//! the binary an exported player links as its `xqz`.
+//! `xqz-torch`: the xqzero command line with libtorch linked: the trainer, and the
+//! network backend where a CUDA device is present (on the CPU, networks run on the
+//! native backend unless `XQZ_BACKEND=torch`). `xqz` hands it the training-run
+//! commands and any network command that should run on libtorch; it runs every command
+//! itself.
 
 mod bars;
 mod bench;
@@ -46,7 +48,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    xq_train::register_backend();
+    if let Err(e) = register_backend() {
+        return xqzero::finish(Err(e.into()));
+    }
     let cli: Cli = xqzero::parse_or_exit();
     xqzero::finish(match cli.command {
         Command::Run(a) => xq_pipeline::run::run(a.into(), bars::observer()),
@@ -58,6 +62,17 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Local(c) => c.run(),
     })
+}
+
+/// Registers the network backend `XQZ_BACKEND` chooses (`auto`: the native CPU
+/// backend unless libtorch sees a CUDA device). Training uses libtorch whatever it says.
+fn register_backend() -> Result<(), xq_native::BadBackendChoice> {
+    if xq_native::BackendChoice::from_env()?.is_native(xq_train::cuda_available()) {
+        xq_native::register_backend();
+    } else {
+        xq_train::register_backend();
+    }
+    Ok(())
 }
 
 /// `xqz selfplay`: SIGTERM (`scancel`, a pod's eviction) and SIGINT end the worker
