@@ -77,7 +77,8 @@ fn network_commands_are_handed_to_the_backend_with_their_arguments() {
     assert!(out.status.success());
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("--pgn"), "{text}");
-    // A match with a network player goes to the backend, which names the bad network.
+    // A match with a network player loads it on a backend (xqz's native one on a
+    // machine without a GPU), which names the bad network.
     let out = Command::new(XQZ)
         .args(["match", "--a", "net:/nonexistent/net.json", "--b", "random"])
         .args(["--games", "2"])

@@ -7,8 +7,9 @@
 //!   versions, step; no optimiser state) plus `source_run`, `source_checkpoint` and
 //!   `exported_unix`, so the player says where it came from;
 //! - `engine.toml`: the player's name and search settings ([`PlayerConfig`]);
-//! - `xqz`: a hard link to (or copy of) the network-capable binary that exported it
-//!   (`xqz-torch`);
+//! - `xqz`: a hard link to (or copy of) the libtorch-free front end `xqz` next to the
+//!   binary that exported it ([`player_binary`]), which runs the network on the native
+//!   CPU backend (xq-native): the player needs no libtorch, no `.venv` and no project;
 //! - `xqzero-engine`: the launcher, a shell script that runs
 //!   `xqz ucci --player <its directory>`; a GUI starts it with no arguments;
 //! - `README.txt`: what the player is and what it needs on another machine.
@@ -256,6 +257,19 @@ pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError>
     })
 }
 
+/// The binary a player gets for `binary` (the running one): the libtorch-free `xqz`
+/// beside it when there is one, so the player starts in milliseconds and runs where
+/// libtorch is absent (its network runs on the native CPU backend); `binary` itself
+/// otherwise (a test harness, a lone `xqz-torch`).
+pub fn player_binary(binary: &Path) -> PathBuf {
+    let front = binary.with_file_name(BINARY);
+    if front != binary && front.is_file() {
+        front
+    } else {
+        binary.to_path_buf()
+    }
+}
+
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
     let mut f = fs::File::create(path).map_err(io(path))?;
     f.write_all(bytes).map_err(io(path))?;
@@ -330,11 +344,12 @@ fn write_player(
     write_file(&dir.join(ENGINE_TOML), format!("{header}{toml}").as_bytes())?;
 
     let binary = dir.join(BINARY);
+    let source = player_binary(&opts.binary);
     // A hard link when the player is on the binary's filesystem: a run exports every
-    // accepted network, and a copy of a debug build is about 200 MB each. The linker
-    // writes a new file on each build, so the link keeps the bytes it was made from.
-    if fs::hard_link(&opts.binary, &binary).is_err() {
-        xq_data::io::copy_file_synced(&opts.binary, &binary).map_err(io(&binary))?;
+    // accepted network. The linker writes a new file on each build, so the link keeps
+    // the bytes it was made from.
+    if fs::hard_link(&source, &binary).is_err() {
+        xq_data::io::copy_file_synced(&source, &binary).map_err(io(&binary))?;
     }
     let launcher = dir.join(LAUNCHER);
     write_file(&launcher, LAUNCHER_SCRIPT.as_bytes())?;
