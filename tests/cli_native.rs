@@ -55,7 +55,11 @@ fn an_exported_player_runs_without_libtorch_the_project_or_the_venv() {
         .args(["--visits", "40"])
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
 
     // Copied elsewhere, the run and the build gone from its reach.
     let away = tempfile::tempdir().unwrap();
