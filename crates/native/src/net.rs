@@ -8,10 +8,14 @@
 //! positions of the whole batch side by side. A 3×3 convolution is then one GEMM
 //! (`cout × 9·cin` weights, exactly torch's `[cout][cin][3][3]` order, times the
 //! `9·cin × batch·90` im2col matrix), whose wide right-hand side keeps the GEMM
-//! efficient from batch 1 (90 columns) to 64 (5,760). Winograd F(2×2,3×3) was not
-//! chosen: on a 10×9 board it saves at most 2.25× of the multiplies at the price of
-//! sixteen small GEMMs and transforms per layer, which at the 32-128 channels of the
-//! project's networks is where the time goes (lc0 uses it at 128-320 channels).
+//! efficient from batch 1 (90 columns) up; a batch is taken in parts whose im2col
+//! matrix fits the L2 cache ([`NativeNet::chunk`]). Winograd F(2×2,3×3) was built
+//! and measured against this in the same runs (`examples/native_speed`, AMD EPYC,
+//! transforms in plain Rust, 16 GEMMs a layer over 5 × 5 tiles of the board): at batch
+//! 16-64 it reached 2,000-3,160 positions/s against 2,980-3,360 for the 3×32 network
+//! and 78-92 against 90-100 for 10×128. On a 10×9 board it saves 810/400 ≈ 2× of the
+//! multiplies, not 2.25× (a tenth file is computed and dropped), and at these channel
+//! counts the tile transforms and the sixteen small GEMMs cost more than that.
 //!
 //! **Sparse input layer.** The first convolution reads `15·history + 11` planes that
 //! are almost all zero (piece planes hold at most 32 ones per history step) or constant
@@ -38,6 +42,11 @@ use crate::weights::Tensors;
 const BN_EPS: f64 = 1e-5;
 /// Taps of a 3×3 kernel.
 const TAPS: usize = 9;
+/// The most bytes of im2col matrix a forward pass builds at once (see
+/// [`NativeNet::chunk`]): a core's L2 cache on the AMD EPYC machine (1 MiB). Measured
+/// there with `examples/native_speed`: batches of 64 ran at 64-88% of batch 16's speed
+/// in one pass, at 95-98% in parts.
+const COL_BYTES: usize = 1 << 20;
 
 /// `c = a · b + c` for row-major `a` (`m × k`), `b` (`k × n`) and `c` (`m × n`).
 fn gemm_acc(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
@@ -478,9 +487,39 @@ impl NativeNet {
                 self.input_len()
             )));
         }
-        if n == 0 {
-            return Ok((Vec::new(), Vec::new()));
+        let mut policy = Vec::with_capacity(n * POLICY_SIZE);
+        let mut value = Vec::with_capacity(n * 3);
+        let chunk = self.chunk();
+        for part in inputs.chunks(chunk * self.input_len()) {
+            self.forward_part(
+                part,
+                part.len() / self.input_len(),
+                s,
+                &mut policy,
+                &mut value,
+            );
         }
+        Ok((policy, value))
+    }
+
+    /// Positions a forward pass takes at once: as many as keep a layer's im2col matrix
+    /// within [`COL_BYTES`], so that it and the activations stay in the core's L2
+    /// cache (a whole batch of 64 would stream them from memory, at about half the
+    /// speed).
+    fn chunk(&self) -> usize {
+        let per_position = TAPS * self.config.channels * PLANE_SIZE * size_of::<f32>();
+        (COL_BYTES / per_position).max(1)
+    }
+
+    /// [`NativeNet::forward`] of `n` positions, appending their outputs.
+    fn forward_part(
+        &self,
+        inputs: &[f32],
+        n: usize,
+        s: &mut Scratch,
+        policy: &mut Vec<f32>,
+        value: &mut Vec<f32>,
+    ) {
         let ch = self.config.channels;
         let m = n * PLANE_SIZE;
         s.h.resize(ch * m, 0.0);
@@ -506,7 +545,6 @@ impl NativeNet {
         relu(&mut s.y);
         s.head.resize(self.policy_out.rows * m, 0.0);
         self.policy_out.apply_cols(&s.y, m, &mut s.head);
-        let mut policy = Vec::with_capacity(n * POLICY_SIZE);
         for img in 0..n {
             let base = img * PLANE_SIZE;
             policy.extend(
@@ -530,9 +568,9 @@ impl NativeNet {
         s.hidden.resize(n * hidden, 0.0);
         self.value_fc1.apply_rows(&s.flat, n, &mut s.hidden);
         relu(&mut s.hidden);
-        let mut value = vec![0.0; n * 3];
-        self.value_fc2.apply_rows(&s.hidden, n, &mut value);
-        Ok((policy, value))
+        let at = value.len();
+        value.resize(at + n * 3, 0.0);
+        self.value_fc2.apply_rows(&s.hidden, n, &mut value[at..]);
     }
 
     /// KataGo's global pooling bias: each position's per-channel mean and max of `s.y`
