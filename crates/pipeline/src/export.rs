@@ -406,6 +406,12 @@ Files:
 Engine options (setoption): threads, batch, hashsize (search tree MiB), nodes (default
 visits per move), networkfile, usemillisec, resignscore, drawscore.
 
+Scores (`info ... score`) are for the side to move, in centipawns (a horse or cannon is
+about 100), or `mate N` for a checkmate or stalemate (困毙, a loss) the search has proven.
+A game won or lost only by the rules (perpetual check or chase, the move limit) is
++9999 or -9999, never `mate`: GUIs and adapters take `mate` for checkmate on the board
+(XBoard's uci2wb claims the game after `score mate 1`, and XBoard forfeits a false claim).
+
 Source: run {run}, checkpoint {ckpt} (step {step}).
 
 On another machine: Linux x86-64 with a glibc at least as new as the build machine's.
