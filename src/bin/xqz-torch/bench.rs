@@ -72,6 +72,11 @@ struct ContentionArgs {
     /// The core the competing process is pinned to.
     #[arg(long, default_value_t = 1)]
     core: usize,
+    /// Also measure idle self-play with the native CPU backend (xq-native) in every
+    /// round, on the same network, one thread per evaluator copy, and report it
+    /// against libtorch's.
+    #[arg(long)]
+    native: bool,
 }
 
 #[derive(clap::Args, Debug)]
@@ -630,11 +635,17 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
         )?;
         let peak = peak.first().map_or(0.0, |r| r.positions_per_sec);
         let measure = |seed: u64, name: &str| -> Result<Snapshot> {
-            let evaluator = xq_train::bench::scratch_evaluator(
-                &dir.join(format!("{name}-{seed}")),
-                &net,
-                options,
-            )?;
+            let net_dir = dir.join(format!("{name}-{seed}"));
+            let torch = xq_train::bench::scratch_evaluator(&net_dir, &net, options)?;
+            let evaluator: Box<dyn xq_nn::Evaluator> = if name == "native" {
+                drop(torch);
+                Box::new(xq_native::NativeEvaluator::load(
+                    &net_dir,
+                    options.workers.max(1),
+                )?)
+            } else {
+                Box::new(torch)
+            };
             let options = RunOptions {
                 run_dir: None,
                 games: None,
@@ -647,12 +658,13 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
             Ok(xq_selfplay::run(
                 &selfplay,
                 &options,
-                Box::new(evaluator),
+                evaluator,
                 Box::new(xq_selfplay::NoModelUpdates),
             )?
             .stats)
         };
         let (mut idle, mut busy, mut evals) = (Vec::new(), Vec::new(), Vec::new());
+        let mut native = Vec::new();
         for round in 0..a.rounds {
             let s = measure(round as u64, "idle")?;
             println!(
@@ -662,6 +674,15 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
             );
             idle.push(s.positions_per_sec());
             evals.push(s.evals_per_sec());
+            if a.native {
+                let s = measure(round as u64, "native")?;
+                println!(
+                    "round {}: native    {}",
+                    round + 1,
+                    xq_selfplay::bench::report(&s)
+                );
+                native.push(s.positions_per_sec());
+            }
             let hog = Hog::start(a.core)?;
             let s = measure(round as u64, "contended")?;
             drop(hog);
@@ -673,6 +694,15 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
             busy.push(s.positions_per_sec());
         }
         let (idle, busy, evals) = (median(idle), median(busy), median(evals));
+        if a.native {
+            let native = median(native);
+            println!(
+                "self-play idle, native backend: {native:.1} positions/s = {:.2}x libtorch's \
+                 (medians of {} rounds)",
+                native / idle.max(f64::MIN_POSITIVE),
+                a.rounds
+            );
+        }
         println!(
             "evaluator peak at batch {}: {:.0} positions/s",
             selfplay.max_batch, peak
