@@ -27,9 +27,9 @@
 //! (checkmate or stalemate, 困毙): GUIs and adapters read `mate` as checkmate, and
 //! uci2wb, the UCCI adapter XBoard runs, answers `score mate 1` followed by `bestmove`
 //! by claiming the game for the engine (`1-0 {mate}`), a claim XBoard checks against
-//! the board and forfeits when false. A result decided by the repetition verdicts
-//! (perpetual check or chase), the move limit or insufficient material is reported as
-//! ±[`MAX_CP`] centipawns instead: bounded, and what a search value of ±1 maps to.
+//! the board and forfeits when false. A win or loss decided by the repetition
+//! verdicts (perpetual check or chase, 长将/长捉) is reported as ±[`RULE_WIN_CP`]
+//! centipawns instead (draws by the rules are 0 like any draw).
 
 use std::{
     path::Path,
@@ -52,6 +52,13 @@ use crate::{
 
 /// The largest centipawn score [`value_to_cp`] reports (a won position).
 pub const MAX_CP: i32 = 9_999;
+
+/// The `info` score of a win by the rules alone (a loss: its negative); see the module
+/// documentation. Above anything a network value maps to (an `f32` below 1 gives at
+/// most about 2500) and below the mate band of UCCI engines in ElephantEye's convention
+/// (from 9800: `MATE_VALUE` 10000 less 200), so that a GUI reads it as a decided
+/// game but not as a mate under either convention.
+pub const RULE_WIN_CP: i32 = 5_000;
 
 /// Centipawn scale of [`value_to_cp`]: `v = tanh(cp / CP_SCALE)`.
 pub const CP_SCALE: f32 = 290.0;
@@ -402,13 +409,15 @@ pub fn move_value(result: &SearchResult, mv: Move) -> f32 {
 /// The `info` score of playing `mv` with principal variation `pv`: a mate score when
 /// the move is a win or loss proven to end with no legal move (the distance, in moves,
 /// is the PV's: the winner's moves are proven, the loser's are the most-visited
-/// defence, so it is an upper bound), else centipawns ([`value_to_cp`]), which is
-/// ±[`MAX_CP`] for a result only the rules decide (see the module documentation).
+/// defence, so it is an upper bound), ±[`RULE_WIN_CP`] for a win or loss only the
+/// rules decide (see the module documentation), else centipawns ([`value_to_cp`]).
 pub fn report_score(result: &SearchResult, mv: Move, pv: &[Move]) -> Score {
     let moves = (pv.len().max(1) as i32 + 1) / 2;
     match (move_exact(result, mv), result.ending_of(mv)) {
         (Some(v), Some(Ending::NoMove)) if v >= 1.0 => Score::Mate(moves),
         (Some(v), Some(Ending::NoMove)) if v <= -1.0 => Score::Mate(-moves),
+        (Some(v), Some(Ending::Rule)) if v >= 1.0 => Score::Cp(RULE_WIN_CP),
+        (Some(v), Some(Ending::Rule)) if v <= -1.0 => Score::Cp(-RULE_WIN_CP),
         _ => Score::Cp(value_to_cp(move_value(result, mv))),
     }
 }
@@ -593,6 +602,9 @@ mod tests {
             assert_eq!(cp, -value_to_cp(-v));
             last = cp;
         }
+        // A network value short of ±1 stays below the score of a win by the rules.
+        let almost = 1.0 - f32::EPSILON / 2.0;
+        assert!(almost < 1.0 && value_to_cp(almost) < RULE_WIN_CP);
         for cp in [-1500, -300, -1, 0, 1, 150, 900, 1500] {
             assert!((value_to_cp(cp_to_value(cp)) - cp).abs() <= 1, "{cp}");
         }

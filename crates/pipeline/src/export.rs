@@ -408,9 +408,10 @@ visits per move), networkfile, usemillisec, resignscore, drawscore.
 
 Scores (`info ... score`) are for the side to move, in centipawns (a horse or cannon is
 about 100), or `mate N` for a checkmate or stalemate (困毙, a loss) the search has proven.
-A game won or lost only by the rules (perpetual check or chase, the move limit) is
-+9999 or -9999, never `mate`: GUIs and adapters take `mate` for checkmate on the board
-(XBoard's uci2wb claims the game after `score mate 1`, and XBoard forfeits a false claim).
+A game won or lost only by the rules (perpetual check or chase) is +5000 or -5000,
+never `mate` (nor 9800 or more, a mate in ElephantEye's UCCI convention): GUIs and
+adapters take those for checkmate on the board (XBoard's uci2wb claims the game after
+`score mate 1`, and XBoard forfeits a false claim).
 
 Source: run {run}, checkpoint {ckpt} (step {step}).
 

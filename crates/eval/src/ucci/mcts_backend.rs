@@ -22,7 +22,7 @@
 //! An `info` line reports progress about every 0.5 s and once at the end: `depth` is
 //! the average descent depth, `score` the chosen move's value in centipawns (see
 //! [`crate::net::value_to_cp`]) or `mate N` for a forced checkmate or stalemate (a win
-//! or loss only the repetition rules or the move limit decide is ±9999, never a mate:
+//! or loss only the repetition rules decide is ±5000, never a mate:
 //! see [`crate::net::report_score`]), `nodes` the root visits, `pv` the principal
 //! variation.
 
