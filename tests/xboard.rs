@@ -32,9 +32,9 @@ const XVFB_RUN: &str = "/usr/bin/xvfb-run";
 
 /// Red, the exported player, to move: its general on e0 is checked by Black's chariot
 /// on a0, and nothing of Red's can take the chariot or step between, so Red can only
-/// move its general (e1 now; e0 or e2 next). Black is two chariots down and its
-/// general on d9 is open to them: every move that does not check loses, so the
-/// alpha-beta engine (which scores a repetition as a draw) checks on every move, and
+/// move its general (e1 now; e0 or e2 next). Black is two chariots down: a move that
+/// does not check gives them a free move against its bare general, so the alpha-beta
+/// engine (which scores a repetition as a draw) checks on every move, and
 /// the position repeats with Black checking throughout. Black loses by perpetual check
 /// (长将); the exported player's search sees that win two moves in.
 const PERPETUAL_CHECK: &str = "3k5/9/9/9/7RR/9/9/9/9/r3K4 w - - 0 1";
