@@ -50,10 +50,11 @@ impl BackendChoice {
         std::env::var(BACKEND_ENV).unwrap_or_default().parse()
     }
 
-    /// Whether networks run natively, given whether a CUDA device is present.
-    pub fn is_native(self, cuda: bool) -> bool {
+    /// Whether networks run natively; `cuda` says whether a CUDA device is present,
+    /// and is asked only for `auto` (asking libtorch costs time).
+    pub fn is_native(self, cuda: impl FnOnce() -> bool) -> bool {
         match self {
-            BackendChoice::Auto => !cuda,
+            BackendChoice::Auto => !cuda(),
             BackendChoice::Native => true,
             BackendChoice::Torch => false,
         }
@@ -72,10 +73,11 @@ mod tests {
 
     #[test]
     fn auto_is_native_without_cuda_and_torch_with_it() {
-        assert!(BackendChoice::Auto.is_native(false));
-        assert!(!BackendChoice::Auto.is_native(true));
-        assert!(BackendChoice::Native.is_native(true));
-        assert!(!BackendChoice::Torch.is_native(false));
+        assert!(BackendChoice::Auto.is_native(|| false));
+        assert!(!BackendChoice::Auto.is_native(|| true));
+        let unasked = || -> bool { panic!("only auto asks for CUDA") };
+        assert!(BackendChoice::Native.is_native(unasked));
+        assert!(!BackendChoice::Torch.is_native(unasked));
     }
 
     #[test]

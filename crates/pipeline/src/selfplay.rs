@@ -140,7 +140,7 @@ fn load_accepted(run: &RunDir, options: xq_train::EvaluatorOptions) -> Result<Bo
         .with_context(|| format!("{} names no network", run.pointer_path().display()))?;
     let path = run.model_path(&model);
     let context = || format!("cannot load the accepted network {}", path.display());
-    if xq_native::BackendChoice::from_env()?.is_native(xq_train::cuda_available()) {
+    if xq_native::BackendChoice::from_env()?.is_native(xq_train::cuda_available) {
         // One thread per evaluator copy: each evaluates its part of every batch.
         let ev = xq_native::NativeEvaluator::load(&path, options.workers).with_context(context)?;
         return Ok(Box::new(ev));

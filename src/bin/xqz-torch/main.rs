@@ -67,7 +67,7 @@ fn main() -> ExitCode {
 /// Registers the network backend `XQZ_BACKEND` chooses (`auto`: the native CPU
 /// backend unless libtorch sees a CUDA device). Training uses libtorch whatever it says.
 fn register_backend() -> Result<(), xq_native::BadBackendChoice> {
-    if xq_native::BackendChoice::from_env()?.is_native(xq_train::cuda_available()) {
+    if xq_native::BackendChoice::from_env()?.is_native(xq_train::cuda_available) {
         xq_native::register_backend();
     } else {
         xq_train::register_backend();
