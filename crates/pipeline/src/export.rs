@@ -334,8 +334,8 @@ fn write_player(
     let header = "\
 # xqzero exported player: read by `xqz ucci --player DIR` (the launcher runs that).
 # [search]: visits = root visits per move when the GUI gives no time or node limit
-# (and for `go depth N`); batch = leaves per network call; threads = libtorch CPU
-# threads (0 = default); tree_mb = search tree memory cap (MiB); c_puct and
+# (and for `go depth N`); batch = leaves per network call; threads = CPU threads
+# that evaluate each batch of the network (0 = one); tree_mb = search tree memory cap (MiB); c_puct and
 # fpu_reduction = PUCT exploration; resign_cp (0 = never) and draw_cp apply to the
 # in-process player only (the UCCI engine uses its resignscore/drawscore options);
 # leaf_quiescence = weight (0-1) of a quiescence search in every leaf's value and of a
@@ -416,12 +416,8 @@ adapters take those for checkmate on the board (XBoard's uci2wb claims the game 
 Source: run {run}, checkpoint {ckpt} (step {step}).
 
 On another machine: Linux x86-64 with a glibc at least as new as the build machine's.
-The binary loads libtorch (the shared libraries libtorch*.so, libc10*.so and their
-dependencies from the same PyTorch/libtorch release it was built with) through an rpath
-that points at the build machine's libtorch directory. If that path does not exist there,
-copy those libraries into a `lib/` directory next to the launcher (the launcher adds it
-to LD_LIBRARY_PATH) or set LD_LIBRARY_PATH yourself. A GPU is used when CUDA libtorch
-and a GPU are present; otherwise the network runs on the CPU.
+Nothing else: the binary links no libtorch and runs the network on the CPU itself
+(xqzero's native backend); copy this directory anywhere and start the launcher.
 ",
         blocks = net.blocks,
         channels = net.channels,

@@ -36,7 +36,7 @@ pub struct Args {
     /// Leaves per network call.
     #[arg(long, default_value_t = NetSettings::default().batch)]
     batch: usize,
-    /// libtorch CPU threads (0 = libtorch's default).
+    /// CPU threads of the network (0 = the backend's default: one natively, all cores with libtorch).
     #[arg(long, default_value_t = 0)]
     threads: usize,
     /// Weight in percent of a quiescence search mixed into every leaf's value and of a
