@@ -154,6 +154,7 @@ mod tests {
     use super::*;
     use crate::config::NetConfig;
     use std::path::PathBuf;
+    use xq_nn::checkpoint::CheckpointError;
     use xq_nn::encode::ENCODING_VERSION;
 
     fn temp_dir(tag: &str) -> PathBuf {
@@ -181,7 +182,7 @@ mod tests {
         let empty = temp_dir("empty");
         assert!(matches!(
             resolve(&empty).map_err(TrainError::from),
-            Err(TrainError::NoCheckpoint(_))
+            Err(TrainError::Checkpoint(CheckpointError::NoCheckpoint(_)))
         ));
         fs::remove_dir_all(&d).unwrap();
         fs::remove_dir_all(&empty).unwrap();
@@ -197,12 +198,20 @@ mod tests {
         s.encoding_version = ENCODING_VERSION + 1;
         write_sidecar(&s, &path).unwrap();
         let err = TrainError::from(Sidecar::read(&path).unwrap_err());
-        assert!(matches!(err, TrainError::EncodingVersion { .. }), "{err}");
+        assert!(
+            matches!(
+                err,
+                TrainError::Checkpoint(CheckpointError::EncodingVersion { .. })
+            ),
+            "{err}"
+        );
         assert!(err.to_string().contains("encoding version"), "{err}");
         fs::write(&path, "{\"format\": \"something else\"}").unwrap();
         assert!(matches!(
             Sidecar::read(&path).map_err(TrainError::from),
-            Err(TrainError::BadCheckpoint { .. })
+            Err(TrainError::Checkpoint(
+                CheckpointError::BadCheckpoint { .. }
+            ))
         ));
         fs::remove_dir_all(&d).unwrap();
     }

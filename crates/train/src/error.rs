@@ -31,34 +31,14 @@ pub enum TrainError {
     /// A configuration value is missing, unknown or out of range; the message names the key.
     #[error("config: {0}")]
     Config(String),
-    /// The checkpoint was trained on a different input encoding than this build produces.
-    #[error(
-        "{path}: checkpoint uses input encoding version {found}, this build encodes version \
-         {expected}; retrain or convert the network"
-    )]
-    EncodingVersion {
-        path: PathBuf,
-        found: u32,
-        expected: u32,
-    },
-    /// The checkpoint's policy head follows a different move index.
-    #[error(
-        "{path}: checkpoint uses policy index version {found} ({found_size} moves), this build \
-         uses version {expected} ({expected_size} moves)"
-    )]
-    PolicyIndexVersion {
-        path: PathBuf,
-        found: u32,
-        found_size: usize,
-        expected: u32,
-        expected_size: usize,
-    },
+    /// A checkpoint's sidecar is missing, unreadable, of another format, input encoding
+    /// or policy index, or names an impossible network: what the one sidecar reader
+    /// (`xq_nn::checkpoint`) says, for every backend alike.
+    #[error(transparent)]
+    Checkpoint(#[from] xq_nn::checkpoint::CheckpointError),
     /// A checkpoint file is not what its sidecar promises (missing or mis-shaped tensors).
     #[error("{path}: {what}")]
     BadCheckpoint { path: PathBuf, what: String },
-    /// No complete checkpoint (one with a sidecar) where one was required.
-    #[error("{0}: no checkpoint found (a checkpoint is complete once its .json sidecar exists)")]
-    NoCheckpoint(PathBuf),
     /// `Trainer::new` on a run directory that already holds checkpoints.
     #[error("{0}: the run already has checkpoints; resume it instead of starting over")]
     RunExists(PathBuf),
@@ -85,42 +65,6 @@ impl TrainError {
         TrainError::Io {
             path: path.into(),
             source,
-        }
-    }
-}
-
-/// A checkpoint's sidecar problems keep their own variants here, so callers match one
-/// error type whichever crate read the sidecar.
-impl From<xq_nn::checkpoint::CheckpointError> for TrainError {
-    fn from(e: xq_nn::checkpoint::CheckpointError) -> TrainError {
-        use xq_nn::checkpoint::CheckpointError as C;
-        match e {
-            C::Io { path, source } => TrainError::Io { path, source },
-            C::Json { path, source } => TrainError::Json { path, source },
-            C::EncodingVersion {
-                path,
-                found,
-                expected,
-            } => TrainError::EncodingVersion {
-                path,
-                found,
-                expected,
-            },
-            C::PolicyIndexVersion {
-                path,
-                found,
-                found_size,
-                expected,
-                expected_size,
-            } => TrainError::PolicyIndexVersion {
-                path,
-                found,
-                found_size,
-                expected,
-                expected_size,
-            },
-            C::BadCheckpoint { path, what } => TrainError::BadCheckpoint { path, what },
-            C::NoCheckpoint(path) => TrainError::NoCheckpoint(path),
         }
     }
 }

@@ -20,6 +20,7 @@ use std::time::{Duration, Instant};
 
 use tch::nn::VarStore;
 use tch::{Device, Kind, Tensor};
+use xq_nn::checkpoint::CheckpointError;
 use xq_nn::encode::{BOARD_FILES, BOARD_RANKS};
 use xq_nn::policy::POLICY_SIZE;
 
@@ -222,9 +223,9 @@ impl Trainer {
         config.validate()?;
         let run_dir = run_dir.as_ref();
         let ckdir = run_dir.join(CHECKPOINTS_DIR);
-        let (_, path) = list_checkpoints(&ckdir)?
-            .pop()
-            .ok_or_else(|| TrainError::NoCheckpoint(run_dir.to_path_buf()))?;
+        let (_, path) = list_checkpoints(&ckdir)?.pop().ok_or_else(|| {
+            TrainError::Checkpoint(CheckpointError::NoCheckpoint(run_dir.to_path_buf()))
+        })?;
         let sc = Sidecar::read(&path)?;
         if sc.net != config.net {
             return Err(TrainError::Mismatch(format!(

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use tch::{Device, Kind, Tensor};
 use xq_core::{Move, Position};
+use xq_nn::checkpoint::CheckpointError;
 use xq_nn::encode::encode_into;
 use xq_nn::policy::{POLICY_SIZE, policy_index};
 use xq_nn::{EvalInput, Evaluator};
@@ -400,10 +401,22 @@ fn checkpoint_of_another_encoding_version_is_refused() {
     json["encoding_version"] = serde_json::json!(xq_nn::encode::ENCODING_VERSION + 7);
     fs::write(&sidecar, serde_json::to_string(&json).unwrap()).unwrap();
     let err = TorchEvaluator::load(&dir, EvaluatorOptions::default()).unwrap_err();
-    assert!(matches!(err, TrainError::EncodingVersion { .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            TrainError::Checkpoint(CheckpointError::EncodingVersion { .. })
+        ),
+        "{err}"
+    );
     assert!(err.to_string().contains("encoding version"), "{err}");
     let err = Trainer::resume(&dir, cfg).unwrap_err();
-    assert!(matches!(err, TrainError::EncodingVersion { .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            TrainError::Checkpoint(CheckpointError::EncodingVersion { .. })
+        ),
+        "{err}"
+    );
     fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -434,7 +447,7 @@ fn resuming_with_another_architecture_or_optimizer_is_refused_by_key() {
     let empty = run_dir("mismatch-empty");
     assert!(matches!(
         Trainer::resume(&empty, cfg),
-        Err(TrainError::NoCheckpoint(_))
+        Err(TrainError::Checkpoint(CheckpointError::NoCheckpoint(_)))
     ));
     fs::remove_dir_all(&dir).unwrap();
 }
