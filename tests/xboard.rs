@@ -231,17 +231,8 @@ fn parse_xboard_move(pos: &Position, san: &str) -> Result<Move, String> {
     let text = san.trim_end_matches(['+', '#']);
     let mut chars: Vec<char> = text.chars().filter(|&c| c != 'x' && c != '-').collect();
     let role = match chars.first() {
-        Some(c) if c.is_ascii_uppercase() => {
-            let r = match c {
-                'K' => Role::General,
-                'A' => Role::Advisor,
-                'E' | 'B' => Role::Elephant,
-                'H' | 'N' => Role::Horse,
-                'R' => Role::Chariot,
-                'C' => Role::Cannon,
-                'P' => Role::Soldier,
-                _ => return Err(format!("{san}: unknown piece {c}")),
-            };
+        Some(&c) if c.is_ascii_uppercase() => {
+            let r = Role::from_char(c).ok_or_else(|| format!("{san}: unknown piece {c}"))?;
             chars.remove(0);
             Some(r)
         }

@@ -30,10 +30,9 @@
 
 use ndarray::linalg::general_mat_mul;
 use ndarray::{ArrayView2, ArrayViewMut2};
-use xq_core::Color;
 use xq_nn::checkpoint::NetConfig;
 use xq_nn::encode::{BOARD_FILES, BOARD_RANKS, PLANE_SIZE};
-use xq_nn::policy::{POLICY_SIZE, try_policy_move};
+use xq_nn::policy::{HeadShapes, POLICY_SIZE, head_shapes};
 
 use crate::error::NativeError;
 use crate::weights::Tensors;
@@ -364,28 +363,13 @@ pub struct NativeNet {
     value_fc2: Dense,
 }
 
-/// The distinct (file, rank) displacements of the policy index, sorted, and for every
-/// policy entry its (shape, from) in the `shapes × 90` logit map: the trainer's
-/// `policy_gather_table`, derived the same way from `xq_nn::policy`.
+/// The number of move shapes and, for every policy entry, its (shape, from) in the
+/// `shapes × 90` logit map ([`xq_nn::policy::head_shapes`], as the trainer's head).
 fn policy_gather() -> (usize, Vec<(u32, u32)>) {
-    let moves: Vec<_> = (0..POLICY_SIZE)
-        .filter_map(|i| try_policy_move(i, Color::Red))
-        .collect();
-    let offset = |m: &xq_core::Move| {
-        (
-            m.to().file().index() as i32 - m.from().file().index() as i32,
-            m.to().rank().index() as i32 - m.from().rank().index() as i32,
-        )
-    };
-    let mut shapes: Vec<(i32, i32)> = moves.iter().map(offset).collect();
-    shapes.sort_unstable();
-    shapes.dedup();
-    let gather = moves
-        .iter()
-        .map(|m| {
-            let s = shapes.binary_search(&offset(m)).unwrap_or(0);
-            (s as u32, m.from().index() as u32)
-        })
+    let HeadShapes { shapes, entries } = head_shapes();
+    let gather = entries
+        .into_iter()
+        .map(|(shape, from)| (shape as u32, from as u32))
         .collect();
     (shapes.len(), gather)
 }

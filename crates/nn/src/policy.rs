@@ -183,6 +183,41 @@ pub fn mirror_policy(src: &[f32], dst: &mut [f32]) {
     }
 }
 
+/// The index as a convolutional policy head sees it ([`head_shapes`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct HeadShapes {
+    /// The distinct (file, rank) displacements of the policy moves (Red's view), sorted.
+    pub shapes: Vec<(i32, i32)>,
+    /// For every policy entry, its (shape, from-square index) in a `shapes × 90` map.
+    pub entries: Vec<(usize, usize)>,
+}
+
+/// The policy index as a convolutional head sees it: one logit per move shape and
+/// source point. Every backend's policy head gathers its 2,086 logits through this one
+/// table, so they follow the index by construction and agree with each other.
+pub fn head_shapes() -> HeadShapes {
+    let moves = &TABLES.moves;
+    let offset = |m: &Move| {
+        (
+            m.to().file().index() as i32 - m.from().file().index() as i32,
+            m.to().rank().index() as i32 - m.from().rank().index() as i32,
+        )
+    };
+    let mut shapes: Vec<(i32, i32)> = moves.iter().map(offset).collect();
+    shapes.sort_unstable();
+    shapes.dedup();
+    let entries = moves
+        .iter()
+        .map(|m| {
+            let shape = shapes
+                .binary_search(&offset(m))
+                .expect("every move's shape is listed");
+            (shape, m.from().index())
+        })
+        .collect();
+    HeadShapes { shapes, entries }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,9 +15,8 @@
 
 use tch::nn::{self, Init};
 use tch::{Device, Kind, TchError, Tensor};
-use xq_core::Color;
 use xq_nn::encode::{BOARD_FILES, BOARD_RANKS, PLANE_SIZE};
-use xq_nn::policy::{POLICY_SIZE, try_policy_move};
+use xq_nn::policy::{HeadShapes, head_shapes};
 
 use crate::config::NetConfig;
 
@@ -177,26 +176,13 @@ fn global_pool(x: &Tensor) -> Result<Tensor, TchError> {
 }
 
 /// The distinct (file, rank) displacements of the policy index, sorted, and for every
-/// policy entry its position in the `shapes × 90` logit map (`shape × 90 + from`).
+/// policy entry its position in the flattened `shapes × 90` logit map
+/// (`shape × 90 + from`), from [`xq_nn::policy::head_shapes`].
 pub fn policy_gather_table() -> (Vec<(i32, i32)>, Vec<i64>) {
-    let moves: Vec<_> = (0..POLICY_SIZE)
-        .map(|i| try_policy_move(i, Color::Red).expect("index below POLICY_SIZE"))
-        .collect();
-    let offset = |m: &xq_core::Move| {
-        (
-            m.to().file().index() as i32 - m.from().file().index() as i32,
-            m.to().rank().index() as i32 - m.from().rank().index() as i32,
-        )
-    };
-    let mut shapes: Vec<(i32, i32)> = moves.iter().map(offset).collect();
-    shapes.sort_unstable();
-    shapes.dedup();
-    let gather = moves
-        .iter()
-        .map(|m| {
-            let s = shapes.binary_search(&offset(m)).expect("shape listed") as i64;
-            s * PLANE_SIZE as i64 + m.from().index() as i64
-        })
+    let HeadShapes { shapes, entries } = head_shapes();
+    let gather = entries
+        .into_iter()
+        .map(|(shape, from)| (shape * PLANE_SIZE + from) as i64)
         .collect();
     (shapes, gather)
 }
@@ -327,6 +313,7 @@ impl Net {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use xq_nn::policy::POLICY_SIZE;
 
     #[test]
     fn gather_table_covers_the_index_with_fifty_move_shapes() {
