@@ -79,6 +79,67 @@ pub fn tmp_path(path: &Path) -> PathBuf {
     path.with_file_name(tmp)
 }
 
+/// Whether `name` is a temporary of [`tmp_path`]: it ends in `.tmp` and holds a
+/// `.PID-SEQ` part (digits, a dash, digits).
+pub fn is_tmp_name(name: &str) -> bool {
+    let Some(body) = name.strip_suffix(".tmp") else {
+        return false;
+    };
+    body.split('.').skip(1).any(|part| {
+        part.split_once('-').is_some_and(|(pid, seq)| {
+            [pid, seq]
+                .iter()
+                .all(|d| !d.is_empty() && d.bytes().all(|b| b.is_ascii_digit()))
+        })
+    })
+}
+
+/// Removes the temporaries of [`tmp_path`] in `dir` (files or directories, not
+/// recursing into others) that have not been modified for `older_than`, and returns
+/// what it removed for the caller to report.
+///
+/// A crash (or `kill -9`) between creating a temporary and renaming it leaves it behind;
+/// readers skip it, but nothing else ever deletes it. The age, not the process id,
+/// decides: writers on other machines share run directories, so a PID names no process
+/// here. A live writer touches its temporary within seconds, so an hour is safe.
+pub fn remove_stale_tmp(dir: &Path, older_than: std::time::Duration) -> io::Result<Vec<PathBuf>> {
+    let mut removed = Vec::new();
+    let entries = match fs::read_dir(dir) {
+        Ok(entries) => entries,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(removed),
+        Err(e) => return Err(e),
+    };
+    let now = std::time::SystemTime::now();
+    for entry in entries {
+        let entry = entry?;
+        if !entry.file_name().to_str().is_some_and(is_tmp_name) {
+            continue;
+        }
+        let meta = entry.metadata()?;
+        let age = meta
+            .modified()
+            .ok()
+            .and_then(|m| now.duration_since(m).ok())
+            .unwrap_or_default();
+        if age < older_than {
+            continue;
+        }
+        let path = entry.path();
+        let result = if meta.is_dir() {
+            fs::remove_dir_all(&path)
+        } else {
+            fs::remove_file(&path)
+        };
+        match result {
+            Ok(()) => removed.push(path),
+            // Another process cleaned it up first.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(removed)
+}
+
 /// Writes `path` atomically: `write` fills the temporary file [`tmp_path`]`(path)`, which
 /// is then synced, renamed over `path`, and the directory synced, so readers see the old
 /// file or the complete new one, never a torn one. On failure the temporary file is
@@ -480,6 +541,52 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn temporary_names_are_recognised_and_finished_names_are_not() {
+        let dir = Path::new("/r");
+        for finished in ["w-1.xqc", "s0000000100", "accepted.json"] {
+            let tmp = tmp_path(&dir.join(finished));
+            let tmp = tmp.file_name().unwrap().to_str().unwrap();
+            assert!(is_tmp_name(tmp), "{tmp}");
+            assert!(!is_tmp_name(finished), "{finished}");
+        }
+        for other in [
+            "notes.tmp",
+            "w-1.xqc.tmp",
+            "a.12-.tmp",
+            "a.-3.tmp",
+            "a.1x-2.tmp",
+        ] {
+            assert!(!is_tmp_name(other), "{other}");
+        }
+    }
+
+    #[test]
+    fn stale_temporaries_are_removed_and_fresh_ones_and_other_files_are_kept() {
+        let dir = tempfile::tempdir().unwrap();
+        let stale_file = tmp_path(&dir.path().join("w-1.xqc"));
+        let stale_dir = tmp_path(&dir.path().join("player"));
+        fs::write(&stale_file, b"half").unwrap();
+        fs::create_dir_all(stale_dir.join("inner")).unwrap();
+        fs::write(dir.path().join("w-2.xqc"), b"done").unwrap();
+        fs::write(dir.path().join("notes.tmp"), b"user's").unwrap();
+        // Nothing is an hour old yet.
+        let hour = std::time::Duration::from_secs(3600);
+        assert!(remove_stale_tmp(dir.path(), hour).unwrap().is_empty());
+        let mut removed = remove_stale_tmp(dir.path(), std::time::Duration::ZERO).unwrap();
+        removed.sort();
+        let mut expected = vec![stale_file, stale_dir];
+        expected.sort();
+        assert_eq!(removed, expected);
+        assert_eq!(names(dir.path()), ["notes.tmp", "w-2.xqc"]);
+        // A directory that does not exist has nothing stale.
+        assert!(
+            remove_stale_tmp(&dir.path().join("none"), hour)
+                .unwrap()
+                .is_empty()
+        );
     }
 
     #[test]
