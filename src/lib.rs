@@ -100,6 +100,28 @@ pub fn backend_binary() -> Result<PathBuf> {
     Ok(path)
 }
 
+/// The build this binary is part of (`build.rs`: a hash of the sources).
+pub const BUILD_ID: &str = env!("XQZ_BUILD_ID");
+
+/// How `xqz` tells `xqz-torch` its build, so that a stale backend refuses to run.
+const BUILD_ID_VAR: &str = "XQZ_FRONT_BUILD_ID";
+
+/// In `xqz-torch`: fails when the `xqz` that exec'd it comes from another build of the
+/// sources (a partial `cargo build --bin xqz` leaves an older `xqz-torch` beside it),
+/// naming both builds and how to rebuild. Run directly, there is nothing to compare.
+pub fn check_front_build() -> Result<()> {
+    match std::env::var(BUILD_ID_VAR) {
+        Ok(front) if front != BUILD_ID => anyhow::bail!(
+            "{} is from build {BUILD_ID} but xqz is from build {front}: rebuild both \
+             binaries (cargo build --release --bins, or scripts/setup)",
+            std::env::current_exe()
+                .map(|p| p.display().to_string())
+                .unwrap_or_else(|_| BACKEND_BINARY.to_owned())
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// Replaces this process with `xqz-torch`, passing `args` (the arguments after the
 /// program name) unchanged, so stdin/stdout (a UCCI session) and the exit status are
 /// the backend's own. Returns only on failure.
@@ -107,7 +129,10 @@ pub fn exec_backend(args: impl IntoIterator<Item = OsString>) -> anyhow::Error {
     use std::os::unix::process::CommandExt;
     match backend_binary() {
         Ok(path) => {
-            let err = std::process::Command::new(&path).args(args).exec();
+            let err = std::process::Command::new(&path)
+                .args(args)
+                .env(BUILD_ID_VAR, BUILD_ID)
+                .exec();
             anyhow::Error::new(err).context(format!("cannot start {}", path.display()))
         }
         Err(e) => e,

@@ -48,6 +48,9 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    if let Err(e) = xqzero::check_front_build() {
+        return xqzero::finish(Err(e));
+    }
     if let Err(e) = register_backend() {
         return xqzero::finish(Err(e.into()));
     }
