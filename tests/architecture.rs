@@ -89,3 +89,171 @@ fn crates_depend_only_on_the_crates_below_them() {
         );
     }
 }
+
+/// The workspace's crates: package name and directory (the root package is `xqzero`).
+fn packages() -> Vec<(String, std::path::PathBuf)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut dirs = vec![root.to_path_buf()];
+    for entry in std::fs::read_dir(root.join("crates")).unwrap() {
+        dirs.push(entry.unwrap().path());
+    }
+    dirs.into_iter()
+        .map(|dir| {
+            let text = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
+            let doc: toml::Table = text.parse().unwrap();
+            (doc["package"]["name"].as_str().unwrap().to_owned(), dir)
+        })
+        .collect()
+}
+
+#[test]
+fn only_the_root_package_draws_progress_bars_and_only_the_pipeline_and_binaries_use_anyhow() {
+    for (name, deps) in manifests() {
+        if name != "xqzero" {
+            assert!(!deps.contains("indicatif"), "{name} depends on indicatif");
+        }
+        if !["xqzero", "xq-pipeline"].contains(&name.as_str()) {
+            assert!(!deps.contains("anyhow"), "{name} depends on anyhow");
+        }
+    }
+}
+
+/// Every `.rs` file under `dir`.
+fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// A source file's text up to its unit tests (`#[cfg(test)]`), which may spell paths.
+fn non_test_source(path: &Path) -> String {
+    let text = std::fs::read_to_string(path).unwrap();
+    match text.find("#[cfg(test)]") {
+        Some(i) => text[..i].to_owned(),
+        None => text,
+    }
+}
+
+/// The string constants of `xq_data::layout`: the run directory's paths.
+fn layout_paths() -> Vec<String> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let text = std::fs::read_to_string(root.join("crates/data/src/layout.rs")).unwrap();
+    let paths: Vec<String> = text
+        .lines()
+        .filter(|l| l.trim_start().starts_with("pub const"))
+        .filter_map(|l| l.split('"').nth(1).map(str::to_owned))
+        .collect();
+    assert!(paths.len() >= 10, "layout.rs has too few paths: {paths:?}");
+    paths
+}
+
+#[test]
+fn no_code_outside_xq_data_layout_spells_a_run_directory_path() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let layout = root.join("crates/data/src/layout.rs");
+    let paths = layout_paths();
+    let mut files = Vec::new();
+    rust_files(&root.join("src"), &mut files);
+    for (_, dir) in packages().iter().filter(|(n, _)| n != "xqzero") {
+        rust_files(&dir.join("src"), &mut files);
+    }
+    let mut found = Vec::new();
+    for file in files.iter().filter(|f| **f != layout) {
+        let text = non_test_source(file);
+        // Every string literal of the file (a rough scan: escaped quotes are rare here).
+        for literal in text.split('"').skip(1).step_by(2) {
+            // TensorBoard tags share the `data/` prefix (`data/window_size`).
+            let tag = literal.starts_with("data/") && !literal.contains('.');
+            let spells = !tag
+                && paths.iter().any(|p| {
+                    // Directory names that double as plain words only count as a path prefix.
+                    let word = !p.contains(['/', '.']);
+                    literal.starts_with(&format!("{p}/")) || (!word && literal == p)
+                });
+            if spells {
+                found.push(format!(
+                    "{}: {literal:?}",
+                    file.strip_prefix(root).unwrap().display()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "run-directory paths spelled outside xq_data::layout:\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn no_crate_has_an_import_circle_between_its_top_level_modules() {
+    for (name, dir) in packages() {
+        let src = dir.join("src");
+        let mut files = Vec::new();
+        rust_files(&src, &mut files);
+        // Top-level module of each file: `src/x.rs` and `src/x/**` are module `x`.
+        let module_of = |file: &Path| -> Option<String> {
+            let rel = file.strip_prefix(&src).ok()?;
+            let first = rel.components().next()?.as_os_str().to_str()?;
+            let m = first.strip_suffix(".rs").unwrap_or(first);
+            (!["lib", "main", "bin"].contains(&m)).then(|| m.to_owned())
+        };
+        let mut graph: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+        for file in &files {
+            let Some(from) = module_of(file) else {
+                continue;
+            };
+            let entry = graph.entry(from.clone()).or_default();
+            let text = non_test_source(file);
+            for (i, _) in text.match_indices("crate::") {
+                let rest = &text[i + "crate::".len()..];
+                let to: String = rest
+                    .chars()
+                    .take_while(|c| c.is_alphanumeric() || *c == '_')
+                    .collect();
+                if !to.is_empty() && to != from && to.chars().next().is_some_and(char::is_lowercase)
+                {
+                    entry.insert(to);
+                }
+            }
+            // `use crate::{a, b::c}` groups.
+            for (i, _) in text.match_indices("crate::{") {
+                let group = &text[i + "crate::{".len()..];
+                let group = &group[..group.find("};").unwrap_or(group.len())];
+                for item in group.split(',') {
+                    let to: String = item
+                        .trim()
+                        .chars()
+                        .take_while(|c| c.is_alphanumeric() || *c == '_')
+                        .collect();
+                    if !to.is_empty()
+                        && to != from
+                        && to.chars().next().is_some_and(char::is_lowercase)
+                    {
+                        entry.insert(to);
+                    }
+                }
+            }
+        }
+        let modules: BTreeSet<String> = graph.keys().cloned().collect();
+        for deps in graph.values_mut() {
+            deps.retain(|d| modules.contains(d));
+        }
+        for m in &modules {
+            let reach = closure(&graph, m);
+            assert!(
+                !reach.contains(m),
+                "{name}: module `{m}` imports itself through {:?}",
+                graph[m]
+                    .iter()
+                    .filter(|d| closure(&graph, d).contains(m))
+                    .collect::<Vec<_>>()
+            );
+        }
+    }
+}
