@@ -1,17 +1,10 @@
-//! The gatekeeper's decision: does a candidate network replace the accepted one?
-//!
-//! The candidate plays the accepted network in colour-reversed pairs. With an SPRT
-//! configured the match stops as soon as it is decided and the candidate is accepted
-//! exactly when H1 (it is at least `elo1` better than `elo0`) is accepted; if the game
-//! limit comes first, the score decides against `threshold`. Without an SPRT the full
-//! number of games is played and the score decides. A gate with a deadline that cuts
-//! the match before the SPRT decides makes no decision from the games it has
-//! ([`OUT_OF_TIME`]): too few games for the SPRT are too few for the threshold too.
+//! The gatekeeper's match: the candidate network plays the accepted one in
+//! colour-reversed pairs, stopping as soon as the SPRT decides (or its deadline
+//! comes), and the rule of [`xq_rating::gate`] judges the result.
 
-use crate::{
-    matches::{MatchConfig, MatchError, MatchReport, PlayerFactory, run_match_until},
-    stats::SprtDecision,
-};
+use xq_rating::{gate::Verdict, summary::MatchStatus};
+
+use crate::matches::{MatchConfig, MatchError, MatchReport, PlayerFactory, run_match_until};
 
 /// The gate's rules on top of the match settings.
 #[derive(Debug, Clone)]
@@ -23,15 +16,12 @@ pub struct GateConfig {
     pub deadline: Option<std::time::Instant>,
 }
 
-/// The reason of a gate whose match the deadline cut before a decision: the candidate
-/// is not accepted, and a caller that can gate it again later should.
-pub const OUT_OF_TIME: &str = "out_of_time";
-
 /// The verdict and the match behind it.
 #[derive(Debug, Clone)]
 pub struct GateDecision {
     pub accepted: bool,
-    /// `sprt_h1`, `sprt_h0`, `threshold_met`, `threshold_missed` or [`OUT_OF_TIME`].
+    /// `sprt_h1`, `sprt_h0`, `threshold_met`, `threshold_missed` or
+    /// [`OUT_OF_TIME`](xq_rating::gate::OUT_OF_TIME) (see [`Verdict`]).
     pub reason: &'static str,
     pub report: MatchReport,
 }
@@ -44,7 +34,7 @@ pub fn gate(
     candidate: &PlayerFactory<'_>,
     accepted: &PlayerFactory<'_>,
     config: &GateConfig,
-    progress: &mut dyn FnMut(&crate::matches::MatchStatus),
+    progress: &mut dyn FnMut(&MatchStatus),
 ) -> Result<GateDecision, MatchError> {
     let report = run_match_until(
         candidate,
@@ -53,17 +43,10 @@ pub fn gate(
         config.deadline,
         progress,
     )?;
-    let score = report.status.games.score().unwrap_or(0.0);
-    let (accepted, reason) = match report.decision {
-        Some(SprtDecision::AcceptH1) => (true, "sprt_h1"),
-        Some(SprtDecision::AcceptH0) => (false, "sprt_h0"),
-        _ if report.cutoff.is_some() => (false, OUT_OF_TIME),
-        _ if score >= config.threshold => (true, "threshold_met"),
-        _ => (false, "threshold_missed"),
-    };
+    let verdict = Verdict::of(&report.summary(), config.threshold);
     Ok(GateDecision {
-        accepted,
-        reason,
+        accepted: verdict.accepted,
+        reason: verdict.reason,
         report,
     })
 }
@@ -76,8 +59,8 @@ mod tests {
         openings,
         player::{AlphaBetaPlayer, Player, PlayerError, RandomPlayer},
         referee::GameSettings,
-        stats::SprtConfig,
     };
+    use xq_rating::{gate::OUT_OF_TIME, stats::SprtConfig};
 
     fn config(sprt: bool) -> GateConfig {
         GateConfig {

@@ -1,30 +1,28 @@
-//! Strength evaluation for xqzero.
+//! Plays xqzero's games.
 //!
-//! This crate answers "how strong is it?" with honest statistics and runs
-//! tournaments. The parts here are pure: they never play a game themselves.
-//! A match runner feeds game results in and reads decisions and tables out.
+//! Everything here plays, or takes part in playing, games of Xiangqi: players
+//! (random, greedy, alpha-beta, a network searched with MCTS, external UCCI/UCI
+//! engines, exported player directories), the referee that runs a game under the
+//! rules and a clock, openings, matches of colour-reversed pairs, the gatekeeper's
+//! match, the tournament runner, and the UCCI engine xqzero exports. What the
+//! games are worth (results, Elo, SPRT, ladders, the anchored strength scale,
+//! tournament pairing and standings) is the business of `xq_rating`, which plays
+//! nothing: this crate feeds it results and reads decisions and tables back.
 //!
-//! - [`result`]: the vocabulary shared by everything else ([`GameResult`],
-//!   [`GameRecord`]).
-//! - [`stats`]: score, Elo with confidence intervals, likelihood of
-//!   superiority, the pentanomial GSPRT and a maximum-likelihood rating ladder.
-//! - [`tournament`]: round robin (Berger tables), Swiss and knockout pairing
-//!   as a state machine, with standings, tie-breaks (CXA rules, 第15条) and
-//!   crosstables.
+//! - [`player`], [`spec`]: the [`player::Player`] trait, the built-in players and
+//!   the text that names a player (`alphabeta:depth=2`, `net:CKPT`, `fsf:skill=5`).
+//! - [`referee`], [`clock`], [`openings`]: one game, played to its end.
+//! - [`matches`](mod@matches), [`gate`], [`tournament`]: many games, and what they decide.
+//! - [`anchors`]: which players the anchors of the strength scale are.
+//! - [`net`], [`tactics`], [`alphabeta`]: the searches behind the players.
+//! - [`ucci`]: a client for external engines and the engine xqzero exports, with
+//!   [`score`] the scores both sides of it speak.
 //!
-//! # Example
-//!
-//! ```
-//! use xq_eval::stats::{SprtConfig, SprtDecision, Pentanomial};
-//! use xq_eval::GameResult;
-//!
-//! let sprt = SprtConfig::new(0.0, 10.0, 0.05, 0.05).unwrap();
-//! let mut pairs = Pentanomial::default();
-//! pairs.record_pair(GameResult::Win, GameResult::Draw);
-//! assert_eq!(sprt.evaluate(&pairs).decision, SprtDecision::Continue);
-//! ```
+//! A network player gets its evaluator from the process's registered backend
+//! ([`xq_nn::backend`]): this crate never links libtorch.
 
 pub mod alphabeta;
+pub mod anchors;
 pub mod clock;
 pub mod control;
 pub mod gate;
@@ -34,12 +32,8 @@ pub mod openings;
 pub mod player;
 pub mod player_dir;
 pub mod referee;
-pub mod result;
+pub mod score;
 pub mod spec;
-pub mod stats;
-pub mod strength;
 pub mod tactics;
 pub mod tournament;
 pub mod ucci;
-
-pub use result::{GameRecord, GameResult};

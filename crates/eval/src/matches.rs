@@ -33,15 +33,15 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::{
-    GameResult,
-    result::Score,
-    stats::{EloEstimate, Pentanomial, SprtConfig, SprtDecision, SprtStatus, Trinomial},
-};
-use serde::{Deserialize, Serialize};
 use xq_core::{
     Color,
     hash::{GOLDEN_GAMMA, mix64},
+};
+use xq_rating::{
+    GameResult,
+    result::Score,
+    stats::{Pentanomial, SprtConfig, SprtDecision, Trinomial},
+    summary::{Cutoff, MatchStatus, MatchSummary},
 };
 
 use crate::{
@@ -69,54 +69,6 @@ pub struct MatchConfig {
     pub event: String,
 }
 
-/// Where a match stands, after each finished pair.
-#[derive(Debug, Clone)]
-pub struct MatchStatus {
-    pub a: String,
-    pub b: String,
-    /// Results from A's point of view.
-    pub games: Trinomial,
-    pub pairs: Pentanomial,
-    pub elo: Option<EloEstimate>,
-    pub los: f64,
-    pub sprt: Option<SprtStatus>,
-    pub planned_games: usize,
-}
-
-impl MatchStatus {
-    /// One progress line: `A vs B: 12-3-5 (65.0%) Elo +108 ± 95, LOS 99.1%, LLR 1.2 [-2.9, 2.9]`.
-    pub fn line(&self) -> String {
-        let g = &self.games;
-        let mut s = format!(
-            "{} vs {}: +{} ={} -{} ({}/{} games)",
-            self.a,
-            self.b,
-            g.wins,
-            g.draws,
-            g.losses,
-            g.wins + g.draws + g.losses,
-            self.planned_games
-        );
-        if let Some(score) = g.score() {
-            s += &format!(" score {:.1}%", 100.0 * score);
-        }
-        match &self.elo {
-            Some(e) if e.elo.is_finite() && e.error_margin().is_finite() => {
-                s += &format!(" Elo {:+.0} ± {:.0}", e.elo, e.error_margin());
-            }
-            Some(e) if e.elo.is_finite() => s += &format!(" Elo {:+.0}", e.elo),
-            // A perfect or zero score has no finite Elo estimate.
-            Some(e) => s += &format!(" Elo {}", if e.elo > 0.0 { "+inf" } else { "-inf" }),
-            None => {}
-        }
-        s += &format!(" LOS {:.1}%", 100.0 * self.los);
-        if let Some(t) = &self.sprt {
-            s += &format!(" LLR {:.2} [{:.2}, {:.2}]", t.llr, t.lower, t.upper);
-        }
-        s
-    }
-}
-
 /// The finished match.
 #[derive(Debug, Clone)]
 pub struct MatchReport {
@@ -132,118 +84,11 @@ pub struct MatchReport {
     pub discarded_games: usize,
 }
 
-/// Why a match with a deadline played fewer games than planned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Cutoff {
-    /// The time left could not fit another pair, by the pairs played so far; every
-    /// pair begun was finished.
-    NoTimeForPair,
-    /// The deadline came with pairs under way; they were stopped and discarded.
-    Deadline,
-}
-
-impl Cutoff {
-    /// How the cut reads in a log line or summary.
-    pub fn describe(self) -> &'static str {
-        match self {
-            Cutoff::NoTimeForPair => "no time left for another pair",
-            Cutoff::Deadline => "stopped at the deadline",
-        }
-    }
-}
-
-/// A match's result as a record: what `xqz match --json` writes and what the
-/// gatekeeper's and the rating's events in `events.jsonl` carry (games, score, Elo with
-/// its interval, LOS, pentanomial counts, SPRT state and decision). Every field has a
-/// default so that partial records (a gate decided without games) read back.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub struct MatchSummary {
-    pub a: String,
-    pub b: String,
-    pub games: u64,
-    pub wins: u64,
-    pub draws: u64,
-    pub losses: u64,
-    pub score: Option<f64>,
-    pub draw_ratio: Option<f64>,
-    /// Written as `null` when unbounded (JSON has no infinity); read back from a
-    /// number, `null`, or `"inf"`/`"-inf"` as other tools write it.
-    #[serde(deserialize_with = "elo_number")]
-    pub elo: Option<f64>,
-    #[serde(deserialize_with = "elo_number")]
-    pub elo_lower: Option<f64>,
-    #[serde(deserialize_with = "elo_number")]
-    pub elo_upper: Option<f64>,
-    pub los: Option<f64>,
-    pub pentanomial: [u64; 5],
-    pub sprt: Option<SprtState>,
-    pub decision: Option<SprtDecision>,
-    /// Games the match was to play (0 in records written before this was kept).
-    pub planned_games: u64,
-    /// Why fewer games than planned were played for lack of time, if so.
-    pub cutoff: Option<Cutoff>,
-    /// Games of pairs cut at the deadline or with a double forfeit, not counted in
-    /// `games`.
-    pub discarded_games: u64,
-}
-
-fn elo_number<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Elo {
-        Number(f64),
-        Text(String),
-    }
-    Ok(match Option::<Elo>::deserialize(d)? {
-        None => None,
-        Some(Elo::Number(x)) => Some(x),
-        Some(Elo::Text(t)) => match t.trim().to_ascii_lowercase().as_str() {
-            "inf" | "+inf" | "infinity" | "+infinity" => Some(f64::INFINITY),
-            "-inf" | "-infinity" => Some(f64::NEG_INFINITY),
-            other => Some(other.parse().map_err(serde::de::Error::custom)?),
-        },
-    })
-}
-
-/// The SPRT's log-likelihood ratio and its bounds, in a [`MatchSummary`].
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-pub struct SprtState {
-    pub llr: f64,
-    pub lower: f64,
-    pub upper: f64,
-}
-
 impl MatchReport {
     /// The match's result as a [`MatchSummary`].
     pub fn summary(&self) -> MatchSummary {
-        let s = &self.status;
-        let finite = |x: f64| x.is_finite().then_some(x);
-        MatchSummary {
-            a: s.a.clone(),
-            b: s.b.clone(),
-            games: s.games.wins + s.games.draws + s.games.losses,
-            wins: s.games.wins,
-            draws: s.games.draws,
-            losses: s.games.losses,
-            score: s.games.score(),
-            draw_ratio: s.games.draw_ratio(),
-            elo: s.elo.and_then(|e| finite(e.elo)),
-            elo_lower: s.elo.and_then(|e| finite(e.elo_lower)),
-            elo_upper: s.elo.and_then(|e| finite(e.elo_upper)),
-            los: finite(s.los),
-            pentanomial: s.pairs.counts,
-            sprt: s.sprt.map(|t| SprtState {
-                llr: t.llr,
-                lower: t.lower,
-                upper: t.upper,
-            }),
-            decision: self.decision,
-            planned_games: s.planned_games as u64,
-            cutoff: self.cutoff,
-            discarded_games: self.discarded_games as u64,
-        }
+        self.status
+            .summary(self.decision, self.cutoff, self.discarded_games as u64)
     }
 }
 

@@ -1,6 +1,6 @@
 //! The `Player` abstraction: anything that picks moves in a refereed game.
 //!
-//! Players are driven by the referee ([`crate::referee`]): `new_game` once per game
+//! Players are driven by the referee (module `referee`): `new_game` once per game
 //! with the game's seed, then `think` for each of their moves with the game so far
 //! and the clock's limits. A player never adjudicates; an illegal reply loses.
 
@@ -113,7 +113,7 @@ pub enum PlayerError {
     Other(String),
 }
 
-/// Builds a player from its specification text (see [`crate::spec`]).
+/// Builds a player from its specification text (see module `spec`).
 pub type PlayerBuilder<'a> = dyn Fn(&str) -> Result<Box<dyn Player>, PlayerError> + Sync + 'a;
 
 /// Anything that picks moves.

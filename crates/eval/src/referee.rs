@@ -21,11 +21,11 @@
 use std::time::Instant;
 
 use xq_core::{Color, Game, GameConfig, Move, Position, Reason};
+use xq_rating::result::{Score, Side};
 
 use crate::{
     clock::{Clock, TimeControl},
     player::{Decision, GameView, Player, ThinkInfo},
-    result::Score,
 };
 
 /// How one refereed game is played.
@@ -182,7 +182,7 @@ impl PlayedGame {
 
     /// Points for Red: 1, ½ or 0.
     pub fn red_points(&self) -> f64 {
-        self.score().for_side(Color::Red).points()
+        self.score().for_side(Side::Red).points()
     }
 
     /// One human-readable sentence on how the game ended.

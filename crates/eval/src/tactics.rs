@@ -12,7 +12,7 @@
 //! ```
 //!
 //! with `q` the quiescence score in centipawns (the scale of
-//! [`cp_to_value`](crate::net::cp_to_value)), and its win/draw/loss mixed the same way.
+//! [`cp_to_value`]), and its win/draw/loss mixed the same way.
 //!
 //! Values alone do not make the search look at a capture its policy ignores: a node's
 //! value is the mean of its subtree, and a refutation the policy gives 0.1% is never
@@ -29,7 +29,7 @@ use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator};
 
 use crate::{
     alphabeta::{AlphaBeta, eval::evaluate},
-    net::cp_to_value,
+    score::cp_to_value,
 };
 
 /// Transposition table of the quiescence searches: they use none, so the smallest.

@@ -14,8 +14,9 @@ use rand_chacha::ChaCha8Rng;
 use xq_core::{Game, Move, Position};
 use xq_eval::{
     clock::Limits,
-    net::{NetPlayer, NetSettings, value_to_cp},
+    net::{NetPlayer, NetSettings},
     player::{Decision, GameView, Player},
+    score::value_to_cp,
 };
 use xq_nn::{RandomEvaluator, UniformEvaluator};
 
@@ -166,49 +167,10 @@ fn net_player_resigns_a_lost_position_when_asked_to() {
 
 // --- The UCCI backend -------------------------------------------------------------
 
-/// Runs a transcript (same format as tests/data/ucci: `> ` input, `< ` expected output,
-/// `info depth` lines not compared) against the uniform-evaluator backend.
-fn run_transcript(name: &str, text: &str) {
-    let (mut e, buf) = engine_with(Box::new(UniformEvaluator), settings(100));
-    let mut expected = Vec::new();
-    for line in text.lines() {
-        if let Some(cmd) = line.strip_prefix("> ") {
-            let blocking_go =
-                cmd.starts_with("go") && !cmd.contains("infinite") && !cmd.contains("ponder");
-            if !e.handle_line(cmd) {
-                continue;
-            }
-            if blocking_go || cmd.starts_with("stop") || cmd.starts_with("ponderhit") {
-                wait_idle(&mut e);
-            }
-        } else if let Some(out) = line.strip_prefix("< ") {
-            expected.push(out.to_owned());
-        }
-    }
-    wait_idle(&mut e);
-    let got: Vec<String> = buf
-        .lines()
-        .into_iter()
-        .filter(|l| !l.starts_with("info depth"))
-        .collect();
-    assert_eq!(got, expected, "transcript {name}");
-}
-
 #[test]
 fn mcts_golden_transcripts() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ucci_mcts");
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .collect();
-    entries.sort();
-    for path in &entries {
-        run_transcript(
-            &path.display().to_string(),
-            &std::fs::read_to_string(path).unwrap(),
-        );
-    }
-    assert!(entries.len() >= 2, "only {} transcripts", entries.len());
+    let n = run_transcripts(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/ucci_mcts"));
+    assert!(n >= 2, "only {n} transcripts");
 }
 
 #[test]

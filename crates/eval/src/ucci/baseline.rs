@@ -4,10 +4,11 @@
 use crate::{
     alphabeta::{AbLimits, AlphaBeta, MATE},
     control::SearchControl,
+    score::Score,
 };
 
 use super::engine::{
-    Backend, EngineOption, Score, SearchOutcome, SearchReport, SearchRequest, spin_value,
+    Backend, EngineOption, OptionError, SearchOutcome, SearchReport, SearchRequest, spin_value,
 };
 
 /// Alpha-beta with a transposition table of `hashsize` MiB.
@@ -51,7 +52,7 @@ impl Backend for AlphaBetaBackend {
         vec![EngineOption::spin("hashsize", self.hash_mb as i64, 1, 1024)]
     }
 
-    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), String> {
+    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), OptionError> {
         match name.to_ascii_lowercase().as_str() {
             "hashsize" | "hash" => {
                 self.hash_mb = spin_value(name, value, 1, 1024)? as usize;
@@ -60,7 +61,9 @@ impl Backend for AlphaBetaBackend {
             }
             // Options GUIs commonly send that do not apply to this backend.
             "threads" | "ponder" | "batch" | "debug" | "usebook" => Ok(()),
-            _ => Err(format!("unknown option {name:?}")),
+            _ => Err(OptionError::Unknown {
+                name: name.to_owned(),
+            }),
         }
     }
 

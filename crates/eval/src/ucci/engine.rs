@@ -25,7 +25,7 @@ use std::{
 use xq_core::{Color, Game, Move, Position};
 
 use super::protocol::{Command, GoParams, parse};
-use crate::{clock::Limits, control::SearchControl};
+use crate::{clock::Limits, control::SearchControl, score::Score};
 
 /// How an engine option is shown in the `option` lines.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -71,26 +71,59 @@ impl EngineOption {
     }
 }
 
-/// Parses a spin option value within its range.
-pub fn spin_value(name: &str, value: Option<&str>, min: i64, max: i64) -> Result<i64, String> {
-    let v = value.ok_or_else(|| format!("option {name} needs a value"))?;
-    let n: i64 = v
-        .trim()
-        .parse()
-        .map_err(|_| format!("option {name}: {v:?} is not a number"))?;
-    if n < min || n > max {
-        return Err(format!("option {name}: {n} is outside {min}..{max}"));
-    }
-    Ok(n)
+/// An option the engine or its backend refused; the engine shows it on an
+/// `info string` line and keeps running.
+#[derive(Debug, thiserror::Error)]
+pub enum OptionError {
+    #[error("unknown option {name:?}")]
+    Unknown { name: String },
+    /// `what` is what the option takes: "a value", "a path".
+    #[error("option {name} needs {what}")]
+    Missing { name: String, what: &'static str },
+    #[error("option {name}: {value:?} is not a number")]
+    NotANumber { name: String, value: String },
+    #[error("option {name}: {value} is outside {min}..{max}")]
+    OutOfRange {
+        name: String,
+        value: i64,
+        min: i64,
+        max: i64,
+    },
+    #[error("option {name}: {value:?} is not true/false")]
+    NotABool { name: String, value: String },
+    #[error("this engine has no network loader ({name} not supported)")]
+    NoNetworkLoader { name: String },
+    /// A well-formed value the backend could not apply (settings it refuses, a
+    /// network it cannot load), in the backend's own words.
+    #[error("{source}")]
+    Rejected {
+        name: String,
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
 }
 
-/// A score for `info` lines.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Score {
-    /// Centipawns (a horse or cannon is about 100), side to move's view.
-    Cp(i32),
-    /// Mate in this many moves (negative: being mated).
-    Mate(i32),
+/// Parses a spin option value within its range.
+///
+/// # Errors
+/// No value, not a number, or outside `min..=max`.
+pub fn spin_value(name: &str, value: Option<&str>, min: i64, max: i64) -> Result<i64, OptionError> {
+    let v = value.ok_or_else(|| OptionError::Missing {
+        name: name.to_owned(),
+        what: "a value",
+    })?;
+    let n: i64 = v.trim().parse().map_err(|_| OptionError::NotANumber {
+        name: name.to_owned(),
+        value: v.to_owned(),
+    })?;
+    if n < min || n > max {
+        return Err(OptionError::OutOfRange {
+            name: name.to_owned(),
+            value: n,
+            min,
+            max,
+        });
+    }
+    Ok(n)
 }
 
 /// One `info` report during the search.
@@ -130,8 +163,8 @@ pub trait Backend: Send {
     fn id_name(&self) -> String;
     /// Backend options shown after `ucci`.
     fn options(&self) -> Vec<EngineOption>;
-    /// Sets an option; an error message is shown on an `info string` line.
-    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), String>;
+    /// Sets an option; an error is shown on an `info string` line.
+    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), OptionError>;
     fn new_game(&mut self);
     fn search(
         &mut self,
@@ -374,13 +407,18 @@ impl Engine {
         });
     }
 
-    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), String> {
+    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), OptionError> {
         match name.to_ascii_lowercase().as_str() {
             "usemillisec" => {
                 self.settings.usemillisec = match value.map(str::trim) {
                     Some("true") | None => true,
                     Some("false") => false,
-                    Some(v) => return Err(format!("option usemillisec: {v:?} is not true/false")),
+                    Some(v) => {
+                        return Err(OptionError::NotABool {
+                            name: "usemillisec".into(),
+                            value: v.to_owned(),
+                        });
+                    }
                 }
             }
             "resignscore" => self.settings.resign_score = spin_value(name, value, 0, 30000)? as i32,

@@ -1,4 +1,4 @@
-//! The network engine as a UCCI [`Backend`]: the MCTS of [`crate::net`] driven by the
+//! The network engine as a UCCI [`Backend`]: the search of [`crate::net`] driven by the
 //! engine loop, with the options a GUI can set.
 //!
 //! Options (UCCI names; UCI GUIs may capitalise them):
@@ -21,27 +21,25 @@
 //! `go infinite` and `go ponder` until `stop` (or the deadline set by `ponderhit`).
 //! An `info` line reports progress about every 0.5 s and once at the end: `depth` is
 //! the average descent depth, `score` the chosen move's value in centipawns (see
-//! [`crate::net::value_to_cp`]) or `mate N` for a forced checkmate or stalemate (a win
+//! [`crate::score::value_to_cp`]) or `mate N` for a forced checkmate or stalemate (a win
 //! or loss only the repetition rules decide is ±5000, never a mate:
-//! see [`crate::net::report_score`]), `nodes` the root visits, `pv` the principal
+//! see [`crate::net`]), `nodes` the root visits, `pv` the principal
 //! variation.
 
-use std::{path::Path, time::Instant};
+use std::path::Path;
 
 use xq_nn::Evaluator;
 
 use super::engine::{
-    Backend, EngineOption, OptionKind, Score, SearchOutcome, SearchReport, SearchRequest,
+    Backend, EngineOption, OptionError, OptionKind, SearchOutcome, SearchReport, SearchRequest,
     spin_value,
 };
 use crate::{
     control::SearchControl,
     net::{
-        MAX_VISITS, NetError, NetSettings, REPORT_INTERVAL, STOP_BATCH_TIME, TreeKeeper,
-        choose_allowed, load_network, move_value, pv_for, report_depth, report_score, run_search,
-        value_to_cp,
+        MAX_VISITS, MoveReport, NetError, NetSearch, NetSettings, load_network, set_backend_threads,
     },
-    tactics::QuiescenceBlend,
+    score::Score,
 };
 
 /// Loads a network file for the `networkfile` option: `(path, threads)`.
@@ -49,11 +47,9 @@ pub type NetworkLoader = Box<dyn Fn(&Path, usize) -> Result<Box<dyn Evaluator>, 
 
 /// See the module documentation.
 pub struct MctsBackend {
-    evaluator: Box<dyn Evaluator>,
+    search: NetSearch,
     loader: Option<NetworkLoader>,
-    settings: NetSettings,
     network_file: String,
-    keeper: TreeKeeper,
     name: String,
 }
 
@@ -62,7 +58,7 @@ impl std::fmt::Debug for MctsBackend {
         f.debug_struct("MctsBackend")
             .field("name", &self.name)
             .field("network_file", &self.network_file)
-            .field("settings", &self.settings)
+            .field("settings", self.search.settings())
             .finish_non_exhaustive()
     }
 }
@@ -79,12 +75,9 @@ impl MctsBackend {
         loader: Option<NetworkLoader>,
         name: impl Into<String>,
     ) -> Result<MctsBackend, NetError> {
-        settings.validate()?;
         Ok(MctsBackend {
-            evaluator,
+            search: NetSearch::new(evaluator, settings)?,
             loader,
-            keeper: TreeKeeper::new(settings.search_params(), 0),
-            settings,
             network_file: String::new(),
             name: name.into(),
         })
@@ -112,18 +105,29 @@ impl MctsBackend {
     }
 
     pub fn settings(&self) -> &NetSettings {
-        &self.settings
+        self.search.settings()
     }
 
-    fn update(&mut self, f: impl FnOnce(&mut NetSettings)) -> Result<(), String> {
-        let mut s = self.settings.clone();
+    /// Changes the settings as option `name` asks.
+    fn update(&mut self, name: &str, f: impl FnOnce(&mut NetSettings)) -> Result<(), OptionError> {
+        let mut s = self.search.settings().clone();
         f(&mut s);
-        s.validate().map_err(|e| e.to_string())?;
-        if s.search_params() != self.settings.search_params() {
-            self.keeper.set_params(s.search_params());
-        }
-        self.settings = s;
-        Ok(())
+        self.search
+            .set_settings(s)
+            .map_err(|e| OptionError::Rejected {
+                name: name.to_owned(),
+                source: e.into(),
+            })
+    }
+}
+
+/// A search report as the engine's `info` lines take it.
+fn info(r: &MoveReport) -> SearchReport {
+    SearchReport {
+        depth: r.depth,
+        score: r.score,
+        nodes: r.nodes,
+        pv: r.pv.clone(),
     }
 }
 
@@ -133,7 +137,7 @@ impl Backend for MctsBackend {
     }
 
     fn options(&self) -> Vec<EngineOption> {
-        let s = &self.settings;
+        let s = self.search.settings();
         vec![
             EngineOption::spin("threads", s.threads as i64, 0, 256),
             EngineOption::spin("batch", s.batch as i64, 1, 4096),
@@ -158,53 +162,65 @@ impl Backend for MctsBackend {
         ]
     }
 
-    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), String> {
+    fn set_option(&mut self, name: &str, value: Option<&str>) -> Result<(), OptionError> {
         match name.to_ascii_lowercase().as_str() {
             "threads" => {
                 let n = spin_value(name, value, 0, 256)? as usize;
-                crate::net::set_backend_threads(n);
-                self.update(|s| s.threads = n)
+                set_backend_threads(n);
+                self.update(name, |s| s.threads = n)
             }
             "batch" => {
                 let n = spin_value(name, value, 1, 4096)? as usize;
-                self.update(|s| s.batch = n)
+                self.update(name, |s| s.batch = n)
             }
             "hashsize" | "hash" | "cachesize" => {
                 let n = spin_value(name, value, 1, 1 << 20)? as usize;
-                self.update(|s| s.tree_mb = n)
+                self.update(name, |s| s.tree_mb = n)
             }
             "nodes" => {
                 let n = spin_value(name, value, 1, i64::from(MAX_VISITS))? as u32;
-                self.update(|s| s.visits = n)
+                self.update(name, |s| s.visits = n)
             }
             "leafquiescence" => {
                 let pct = spin_value(name, value, 0, 100)?;
-                self.update(|s| s.leaf_quiescence = pct as f32 / 100.0)
+                self.update(name, |s| s.leaf_quiescence = pct as f32 / 100.0)
             }
             "networkfile" => {
                 let path = value
                     .map(str::trim)
                     .filter(|v| !v.is_empty())
-                    .ok_or("option networkfile needs a path")?;
+                    .ok_or_else(|| OptionError::Missing {
+                        name: "networkfile".into(),
+                        what: "a path",
+                    })?;
                 let loader = self
                     .loader
                     .as_ref()
-                    .ok_or("this engine has no network loader (networkfile not supported)")?;
-                self.evaluator =
-                    loader(Path::new(path), self.settings.threads).map_err(|e| e.to_string())?;
+                    .ok_or_else(|| OptionError::NoNetworkLoader {
+                        name: "networkfile".into(),
+                    })?;
+                let evaluator =
+                    loader(Path::new(path), self.search.settings().threads).map_err(|e| {
+                        OptionError::Rejected {
+                            name: "networkfile".into(),
+                            source: e.into(),
+                        }
+                    })?;
+                self.search.set_evaluator(evaluator);
                 self.network_file = path.to_owned();
-                self.keeper.reset(0);
                 Ok(())
             }
             // Options GUIs commonly send that do not apply to this engine.
             "ponder" | "debug" | "usebook" | "bookfiles" | "useegtb" | "egtbpaths" | "idle"
             | "promotion" | "pruning" | "knowledge" | "randomness" | "style" => Ok(()),
-            _ => Err(format!("unknown option {name:?}")),
+            _ => Err(OptionError::Unknown {
+                name: name.to_owned(),
+            }),
         }
     }
 
     fn new_game(&mut self) {
-        self.keeper.reset(0);
+        self.search.new_game(0);
     }
 
     fn search(
@@ -213,70 +229,29 @@ impl Backend for MctsBackend {
         control: &SearchControl,
         report: &mut dyn FnMut(&SearchReport),
     ) -> SearchOutcome {
-        let limits = &request.limits;
-        let visits = match limits.nodes {
-            Some(n) => n.clamp(1, u64::from(MAX_VISITS)) as u32,
-            None if request.infinite || limits.budget().is_some() => MAX_VISITS,
-            None => self.settings.visits,
-        };
-        let max_nodes = self.settings.max_tree_nodes();
-        let Ok(search) = self.keeper.sync(request.game) else {
-            return fallback(request, report, "bad search parameters");
-        };
-        let mut last_report = Instant::now();
-        let banned = request.banned;
-        let mut progress = |s: &xq_mcts::Search| {
-            if last_report.elapsed() >= REPORT_INTERVAL {
-                last_report = Instant::now();
-                let r = s.result();
-                if let Some(mv) = choose_allowed(&r, banned) {
-                    let pv = pv_for(&r, mv);
-                    report(&SearchReport {
-                        depth: report_depth(&r),
-                        score: report_score(&r, mv, &pv),
-                        nodes: u64::from(r.root_visits),
-                        pv,
-                    });
-                }
-            }
-        };
+        let visits = self.search.visits_for(&request.limits, request.infinite);
         // A search bounded by visits (`go nodes`, or the `nodes` option) keeps the batch
         // size fixed, so it is reproducible; one that only the clock or `stop` ends keeps
         // its batches short.
-        let batch_time = (visits == MAX_VISITS).then_some(STOP_BATCH_TIME);
-        let Ok(mut leaf) =
-            QuiescenceBlend::new(self.evaluator.as_mut(), self.settings.leaf_quiescence)
-        else {
-            return fallback(request, report, "bad leaf_quiescence");
-        };
-        let result = run_search(
-            search,
-            &mut leaf,
+        let stoppable = visits == MAX_VISITS;
+        let found = self.search.search(
+            request.game,
+            request.banned,
             visits,
-            max_nodes,
-            batch_time,
+            stoppable,
             &|| control.should_stop(),
-            &mut progress,
+            Some(&mut |r: &MoveReport| report(&info(r))),
         );
-        let result = match result {
-            Ok(r) => r,
-            Err(e) => return fallback(request, report, &e.to_string()),
-        };
-        let Some(mv) = choose_allowed(&result, banned) else {
-            return fallback(request, report, "empty search result");
-        };
-        let cp = value_to_cp(move_value(&result, mv));
-        let pv = pv_for(&result, mv);
-        report(&SearchReport {
-            depth: report_depth(&result),
-            score: report_score(&result, mv, &pv),
-            nodes: u64::from(result.root_visits),
-            pv: pv.clone(),
-        });
-        SearchOutcome {
-            best: Some(mv),
-            ponder: pv.get(1).copied(),
-            score: cp,
+        match found {
+            Ok(found) => {
+                report(&info(&found));
+                SearchOutcome {
+                    best: Some(found.best),
+                    ponder: found.pv.get(1).copied(),
+                    score: found.cp,
+                }
+            }
+            Err(e) => fallback(request, report, &e.to_string()),
         }
     }
 }
