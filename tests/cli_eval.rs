@@ -249,7 +249,7 @@ fn strength_calibration_writes_an_anchor_table() {
         dir.to_str().unwrap(),
     ]);
     assert!(ok, "{stderr}");
-    let table: xq_eval::strength::AnchorTable =
+    let table: xq_rating::strength::AnchorTable =
         serde_json::from_str(&std::fs::read_to_string(dir.join("anchors.json")).unwrap()).unwrap();
     let specs: Vec<&str> = table.anchors.iter().map(|a| a.spec.as_str()).collect();
     assert_eq!(specs, ["random", "greedy", "alphabeta:depth=1"]);
@@ -295,9 +295,9 @@ fn the_embedded_anchor_ratings_are_the_fit_of_the_committed_calibration_games() 
         dir.to_str().unwrap(),
     ]);
     assert!(ok, "{stderr}");
-    let refit: xq_eval::strength::AnchorTable =
+    let refit: xq_rating::strength::AnchorTable =
         serde_json::from_str(&std::fs::read_to_string(dir.join("anchors.json")).unwrap()).unwrap();
-    let embedded = xq_eval::strength::AnchorTable::builtin();
+    let embedded = xq_rating::strength::AnchorTable::builtin();
     assert_eq!(refit.anchors, embedded.anchors);
     assert_eq!(refit.calibration.games, embedded.calibration.games);
     std::fs::remove_dir_all(&dir).unwrap();
