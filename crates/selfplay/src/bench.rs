@@ -5,7 +5,7 @@ use xq_nn::Evaluator;
 
 use crate::config::SelfplayConfig;
 use crate::model::NoModelUpdates;
-use crate::stats::{ProgressMode, Snapshot};
+use crate::stats::Snapshot;
 use crate::worker::{RunOptions, SelfplayError, run};
 
 /// Plays `games` self-play games with `evaluator`, writing nothing, and returns the
@@ -25,7 +25,6 @@ pub fn selfplay_throughput(
         games: Some(games),
         seed,
         worker_id: Some("bench".into()),
-        progress: ProgressMode::Quiet,
         ..RunOptions::default()
     };
     Ok(run(config, &options, evaluator, Box::new(NoModelUpdates))?.stats)

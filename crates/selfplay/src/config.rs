@@ -42,9 +42,10 @@ pub struct SelfplayConfig {
     /// Copies of the network on the CPU that evaluate parts of each batch at once, each
     /// on its own thread with `threads` intra-op threads (0 = one per core this process
     /// may use: its CPU affinity and cgroup quota, as `std::thread::available_parallelism`
-    /// reports them, and no more than `max_batch`). Several copies use every core without an intra-op barrier at each
-    /// layer, so a competing process slows one copy's part of a batch instead of every
-    /// layer of it. A GPU evaluator uses one copy.
+    /// reports them). Never more than `max_batch`, whatever the setting: a copy beyond it
+    /// would never get a part of a batch. Several copies use every core without an
+    /// intra-op barrier at each layer, so a competing process slows one copy's part of a
+    /// batch instead of every layer of it. A GPU evaluator uses one copy.
     pub eval_workers: usize,
     /// Leaves each game's search selects per step (with virtual loss). 1 is exact
     /// sequential MCTS per game; batching happens across games.

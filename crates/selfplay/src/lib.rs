@@ -23,13 +23,15 @@
 //!   written as training data, with their (pruned) visit distribution. Resignation
 //!   needs the root value below `resign_threshold` for `resign_consecutive` own moves
 //!   in a row; a `resign_disabled_fraction` of games never resigns and reports whether
-//!   a resignation would have been wrong (the false-positive rate in the progress line
-//!   and [`stats::Snapshot::resign_false_positive_rate`]). A game that reaches
-//!   `max_plies` is adjudicated a draw.
+//!   a resignation would have been wrong (the false-positive rate in
+//!   [`stats::Snapshot::line`] and [`stats::Snapshot::resign_false_positive_rate`]). A
+//!   game that reaches `max_plies` is adjudicated a draw.
 //! - **Networks**: the first generation of a run uses the uniform evaluator (what
 //!   AlphaZero's random initialisation amounts to); a [`ModelSource`] is polled on a
 //!   thread of its own, and a new network is swapped in once every game has finished
 //!   the search in progress (no search mixes two networks).
+//! - **Progress** reaches the caller's [`Observer`]: the counters every so often and at
+//!   the end, and each network that could not be loaded. The worker prints nothing.
 //! - **Everything seeded**: game `i` of a worker seeded `s` gets its own seed, and its
 //!   slot (and so its moves) does not depend on thread timing; with a deterministic
 //!   evaluator the same seed gives the same games.
@@ -57,7 +59,7 @@
 //! | `parallel_games` | 128 | games played at once |
 //! | `search_threads` | 2 | threads stepping the games' searches |
 //! | `threads` | 1 | libtorch intra-op CPU threads of each copy of the network (0 = libtorch's default with one copy, 1 with several) |
-//! | `eval_workers` | 0 | copies of the network evaluating parts of each batch at once on the CPU (0 = one per usable core) |
+//! | `eval_workers` | 0 | copies of the network evaluating parts of each batch at once on the CPU (0 = one per usable core; at most `max_batch`) |
 //! | `leaves_per_game` | 1 | leaves per game and step (virtual loss within a game) |
 //! | `max_batch` | 256 | most positions per evaluator call |
 //! | `batch_timeout_ms` | 2 | longest wait for a batch to fill |
@@ -101,5 +103,5 @@ pub mod worker;
 pub use config::{ConfigError, SelfplayConfig};
 pub use game::{FinishedGame, Termination};
 pub use model::{ModelSource, NoModelUpdates, PointerWatcher, content_hash};
-pub use stats::{ProgressMode, Snapshot};
-pub use worker::{Observer, RunOptions, SelfplayError, Summary, build_chunk, run, worker_id};
+pub use stats::{Observer, Snapshot};
+pub use worker::{RunOptions, SelfplayError, Summary, build_chunk, run, worker_id};

@@ -8,8 +8,9 @@
 //! search ever mixes two networks, while a game may continue with the newer one (as
 //! KataGo's `switchNetsMidGame`).
 //!
-//! This crate knows nothing of torch: [`PointerWatcher`] watches a file and calls a
-//! loader the binary supplies (which builds the torch evaluator).
+//! This crate knows nothing of networks' backends: [`PointerWatcher`] watches a file
+//! and calls a loader its caller supplies (xq-pipeline's, which loads the network on
+//! the native or the libtorch backend, as `XQZ_BACKEND` chooses).
 
 use std::path::{Path, PathBuf};
 
@@ -18,8 +19,9 @@ use xq_nn::Evaluator;
 /// A source of newly accepted networks.
 pub trait ModelSource: Send {
     /// A new evaluator if the accepted network changed since the last call, else
-    /// `None`. Errors are reported and polling continues (a half-copied model on a
-    /// shared filesystem is usually fine on the next look).
+    /// `None`. Errors go to the run's [`Observer`](crate::Observer) and polling
+    /// continues (a half-copied model on a shared filesystem is usually fine on the next
+    /// look).
     ///
     /// # Errors
     /// A message saying what could not be loaded.

@@ -249,12 +249,13 @@ pub fn serve(
 }
 
 /// Polls a model source every `interval` until `done`, sending new evaluators to the
-/// server. Load errors are reported and polling goes on.
+/// server. A network that cannot be loaded goes to `observer` and polling goes on.
 pub fn watch_models(
     mut source: Box<dyn crate::model::ModelSource>,
     tx: Sender<Box<dyn Evaluator>>,
     interval: Duration,
     done: &AtomicBool,
+    observer: Option<&dyn crate::stats::Observer>,
 ) {
     let mut next = Instant::now() + interval;
     while !done.load(Relaxed) {
@@ -270,7 +271,11 @@ pub fn watch_models(
                 }
             }
             Ok(None) => {}
-            Err(e) => eprintln!("selfplay: warning: cannot load the accepted model: {e}"),
+            Err(e) => {
+                if let Some(o) = observer {
+                    o.model_skipped(&e);
+                }
+            }
         }
     }
 }

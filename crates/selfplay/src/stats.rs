@@ -1,14 +1,9 @@
-//! Counters shared by the worker's threads, their snapshots, and the progress display
-//! (an indicatif line on a terminal, plain log lines otherwise).
+//! Counters shared by the worker's threads, their snapshots, and the [`Observer`] a
+//! caller sees them through. This crate draws and prints nothing; the binaries turn
+//! snapshots into bars or log lines.
 
-use std::io::IsTerminal;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
-
-/// The indicatif this crate draws with, for a caller that shows the self-play bar among
-/// bars of its own (`xqz run` draws it from an [`Observer`](crate::Observer) into a
-/// `MultiProgress`, with [`bar_style`] and [`bar_message`]).
-pub use indicatif;
 
 /// Live counters; every field only grows.
 #[derive(Debug, Default)]
@@ -94,6 +89,26 @@ impl Counters {
     }
 }
 
+/// How a caller follows a worker. The worker prints and draws nothing: what it counts
+/// and what it skips reach the caller here, which turns them into progress bars, log
+/// lines, events and warnings.
+pub trait Observer: Send + Sync {
+    /// Time between [`Observer::progress`] calls.
+    fn every(&self) -> Duration;
+
+    /// The counters so far, every [`Observer::every`] while games are played.
+    fn progress(&self, s: &Snapshot);
+
+    /// The final counters, once at the end, also of a run that failed (its games
+    /// written so far are in them).
+    fn finished(&self, s: &Snapshot);
+
+    /// A network the [`ModelSource`](crate::model::ModelSource) offered that could not be loaded (`error` says
+    /// why): the worker plays on with the network it has, and asks the source again at
+    /// its next poll.
+    fn model_skipped(&self, error: &str);
+}
+
 fn ratio(a: u64, b: u64) -> f64 {
     if b == 0 { 0.0 } else { a as f64 / b as f64 }
 }
@@ -151,112 +166,21 @@ impl Snapshot {
     }
 }
 
-/// How progress is shown.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum ProgressMode {
-    /// A bar on a terminal (stderr), else a log line every `interval`.
-    #[default]
-    Auto,
-    /// Log lines only.
-    Lines,
-    /// Nothing.
-    Quiet,
-}
-
-/// The style of the self-play bar: `prefix` before it (may be empty), a bar when the
-/// number of games is known.
-pub fn bar_style(prefix: &str, bounded: bool) -> indicatif::ProgressStyle {
-    indicatif::ProgressStyle::with_template(&bar_template(prefix, bounded))
-        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar())
-}
-
-fn bar_template(prefix: &str, bounded: bool) -> String {
-    let template = if bounded {
-        "{spinner} [{elapsed_precise}] {pos}/{len} games {bar:20} {msg}"
-    } else {
-        "{spinner} [{elapsed_precise}] {pos} games {msg}"
-    };
-    format!("{prefix}{template}")
-}
-
-/// The self-play bar's message: rates, batching, cache and resignation checks.
-pub fn bar_message(s: &Snapshot) -> String {
-    format!(
-        "{:.2} games/s, {:.1} pos/s, batch {:.1}, busy {:.0}%, cache {:.0}%, resign FP {}/{}",
-        s.games_per_sec(),
-        s.positions_per_sec(),
-        s.avg_batch(),
-        100.0 * s.evaluator_busy(),
-        100.0 * s.cache_hit_rate(),
-        s.false_positives,
-        s.would_resign
-    )
-}
-
-/// Draws progress until `done` is set; used on a thread of its own.
-pub(crate) fn show_progress(
-    mode: ProgressMode,
-    counters: &Counters,
-    start: Instant,
-    total_games: Option<u64>,
-    interval: Duration,
-    done: &std::sync::atomic::AtomicBool,
-) {
-    if mode == ProgressMode::Quiet {
-        return;
-    }
-    let bar = (mode == ProgressMode::Auto && std::io::stderr().is_terminal()).then(|| {
-        let bar = match total_games {
-            Some(n) => indicatif::ProgressBar::new(n),
-            None => indicatif::ProgressBar::new_spinner(),
-        };
-        bar.set_style(bar_style("", total_games.is_some()));
-        bar
-    });
-    let mut last_line = Instant::now();
-    let tick = Duration::from_millis(200).min(interval);
-    while !done.load(Relaxed) {
-        std::thread::sleep(tick);
-        let s = counters.snapshot(start);
-        match &bar {
-            Some(b) => {
-                b.set_position(s.games);
-                b.set_message(bar_message(&s));
-            }
-            None => {
-                if last_line.elapsed() >= interval {
-                    last_line = Instant::now();
-                    eprintln!("selfplay: {}", s.line());
-                }
-            }
-        }
-    }
-    if let Some(b) = bar {
-        b.finish_and_clear();
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     #[test]
-    fn the_bar_templates_parse_and_the_message_names_the_rates() {
-        for bounded in [false, true] {
-            let t = bar_template("selfplay ", bounded);
-            assert!(indicatif::ProgressStyle::with_template(&t).is_ok(), "{t}");
-            assert!(t.starts_with("selfplay "));
-        }
+    fn snapshot_rates_are_per_second_of_wall_time_and_zero_when_nothing_was_counted() {
         let s = Snapshot {
             elapsed: Duration::from_secs(10),
             games: 5,
             positions: 400,
             ..Snapshot::default()
         };
-        let m = bar_message(&s);
-        assert!(
-            m.contains("0.50 games/s") && m.contains("40.0 pos/s"),
-            "{m}"
-        );
+        assert_eq!(s.games_per_sec(), 0.5);
+        assert_eq!(s.positions_per_sec(), 40.0);
+        assert_eq!((s.avg_batch(), s.cache_hit_rate()), (0.0, 0.0));
+        assert!(s.line().starts_with("games 5 (0.50/s"), "{}", s.line());
     }
 }

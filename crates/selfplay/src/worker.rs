@@ -1,11 +1,11 @@
 //! The worker: search threads stepping groups of games, the evaluation server on the
-//! calling thread, a writer thread, a model watcher and the progress display.
+//! calling thread, a writer thread, a model watcher and the caller's [`Observer`].
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
-use std::sync::{Mutex, PoisonError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use xq_core::Color;
@@ -19,7 +19,7 @@ use crate::game::{FinishedGame, GameState, Step, Termination};
 use crate::model::ModelSource;
 use crate::pgn::{PgnContext, game_pgn, today};
 use crate::server::{OwnedLeaf, ServerShared, ToGroup, ToServer, serve, watch_models};
-use crate::stats::{Counters, ProgressMode, Snapshot, show_progress};
+use crate::stats::{Counters, Observer, Snapshot};
 
 /// Why a self-play run stopped with an error.
 #[derive(Debug, thiserror::Error)]
@@ -45,7 +45,7 @@ pub enum SelfplayError {
 }
 
 /// How to run (besides the [`SelfplayConfig`]).
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct RunOptions {
     /// The run directory (chunks to `data/`, PGN to `games/`); `None` writes nothing
     /// (benchmarks).
@@ -56,11 +56,8 @@ pub struct RunOptions {
     pub seed: u64,
     /// The worker id (file name prefix); `None` makes a unique one ([`worker_id`]).
     pub worker_id: Option<String>,
-    pub progress: ProgressMode,
-    /// Seconds between progress log lines (when not on a terminal); 0 means 10.
-    pub progress_interval_secs: f64,
     /// When set, no new game starts; games in progress are finished and written.
-    pub stop: Option<std::sync::Arc<AtomicBool>>,
+    pub stop: Option<Arc<AtomicBool>>,
     /// When the run must be over (a training run's budget): games still in progress
     /// then are abandoned, unwritten (counted in [`Snapshot::abandoned`]). An unfinished
     /// game has no result to train the value head on, and finishing it could take
@@ -70,23 +67,19 @@ pub struct RunOptions {
     /// the deadline: games in progress are abandoned and counted, every finished game
     /// is written. Unlike `stop`, it does not wait for the games in progress, which
     /// could take longer than the scheduler's grace period before SIGKILL.
-    pub interrupt: Option<std::sync::Arc<AtomicBool>>,
-    /// Called with the counters every so often and once at the end (event logs,
-    /// TensorBoard), whatever the progress mode.
-    pub observer: Option<Observer>,
+    pub interrupt: Option<Arc<AtomicBool>>,
+    /// Sees the counters as the games are played, and the networks skipped.
+    pub observer: Option<Arc<dyn Observer>>,
 }
 
-/// A periodic callback with the worker's counters.
-#[derive(Clone)]
-pub struct Observer {
-    pub every: Duration,
-    pub call: std::sync::Arc<dyn Fn(&Snapshot) + Send + Sync>,
-}
-
-impl std::fmt::Debug for Observer {
+impl std::fmt::Debug for RunOptions {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Observer")
-            .field("every", &self.every)
+        f.debug_struct("RunOptions")
+            .field("run_dir", &self.run_dir)
+            .field("games", &self.games)
+            .field("seed", &self.seed)
+            .field("worker_id", &self.worker_id)
+            .field("deadline", &self.deadline)
             .finish_non_exhaustive()
     }
 }
@@ -230,30 +223,17 @@ pub fn run(
         let poll = Duration::from_secs_f64(config.model_poll_seconds);
         let done = &done;
         let counters = &counters;
-        s.spawn(move || watch_models(models, models_tx, poll, done));
-        let interval = if options.progress_interval_secs > 0.0 {
-            Duration::from_secs_f64(options.progress_interval_secs)
-        } else {
-            Duration::from_secs(10)
-        };
-        s.spawn(move || {
-            show_progress(
-                options.progress,
-                counters,
-                start,
-                options.games,
-                interval,
-                done,
-            )
-        });
-        if let Some(obs) = &options.observer {
+        let observer = options.observer.as_deref();
+        s.spawn(move || watch_models(models, models_tx, poll, done, observer));
+        if let Some(obs) = observer {
             s.spawn(move || {
-                let mut next = Instant::now() + obs.every;
+                let every = obs.every();
+                let mut next = Instant::now() + every;
                 while !done.load(Relaxed) {
-                    std::thread::sleep(Duration::from_millis(50).min(obs.every));
+                    std::thread::sleep(Duration::from_millis(50).min(every));
                     if Instant::now() >= next {
-                        next = Instant::now() + obs.every;
-                        (obs.call)(&counters.snapshot(start));
+                        next = Instant::now() + every;
+                        obs.progress(&counters.snapshot(start));
                     }
                 }
             });
@@ -281,7 +261,7 @@ pub fn run(
 
     let stats = counters.snapshot(start);
     if let Some(obs) = &options.observer {
-        (obs.call)(&stats);
+        obs.finished(&stats);
     }
     server_result?;
     for r in group_results {

@@ -6,12 +6,13 @@ mod common;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use common::{RedDespairs, pgn_games, reference_game, tiny_config};
 use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator, RandomEvaluator, UniformEvaluator};
 use xq_selfplay::{
-    ModelSource, NoModelUpdates, ProgressMode, RunOptions, SelfplayConfig, Summary, build_chunk,
-    run,
+    ModelSource, NoModelUpdates, Observer, RunOptions, SelfplayConfig, Snapshot, Summary,
+    build_chunk, run,
 };
 
 fn play(
@@ -26,7 +27,6 @@ fn play(
         games: Some(games),
         seed,
         worker_id: Some("test-worker".into()),
-        progress: ProgressMode::Quiet,
         ..RunOptions::default()
     };
     run(config, &options, evaluator, Box::new(NoModelUpdates)).unwrap()
@@ -217,7 +217,6 @@ fn a_new_model_is_swapped_in_once_every_game_is_between_searches() {
     let options = RunOptions {
         games: None,
         seed: 2,
-        progress: ProgressMode::Quiet,
         stop: Some(stop.clone()),
         ..RunOptions::default()
     };
@@ -240,6 +239,70 @@ fn a_new_model_is_swapped_in_once_every_game_is_between_searches() {
         "old model used after the swap"
     );
     assert!(summary.stats.games >= 1);
+}
+
+/// A source whose network never loads.
+struct Broken;
+
+impl ModelSource for Broken {
+    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, String> {
+        Err("half-copied weights".into())
+    }
+}
+
+/// Records the calls of an observer; stops the run at the first skipped network.
+#[derive(Default)]
+struct Recorded {
+    stop: Arc<AtomicBool>,
+    skipped: Mutex<Vec<String>>,
+    finished: Mutex<Option<Snapshot>>,
+}
+
+impl Observer for Recorded {
+    fn every(&self) -> Duration {
+        Duration::from_millis(5)
+    }
+    fn progress(&self, _: &Snapshot) {}
+    fn finished(&self, s: &Snapshot) {
+        *self.finished.lock().unwrap() = Some(s.clone());
+    }
+    fn model_skipped(&self, error: &str) {
+        self.skipped.lock().unwrap().push(error.to_owned());
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+#[test]
+fn a_network_that_cannot_be_loaded_reaches_the_observer_and_play_goes_on() {
+    let mut config = tiny_config();
+    config.model_poll_seconds = 0.01;
+    config.max_plies = 400;
+    let recorded = Arc::new(Recorded::default());
+    let options = RunOptions {
+        games: None,
+        seed: 3,
+        stop: Some(recorded.stop.clone()),
+        observer: Some(recorded.clone()),
+        ..RunOptions::default()
+    };
+    let summary = run(
+        &config,
+        &options,
+        Box::new(UniformEvaluator),
+        Box::new(Broken),
+    )
+    .unwrap();
+    // The games under way when the stop came were played to the end.
+    assert!(summary.stats.games >= 1, "{:?}", summary.stats);
+    assert_eq!(summary.stats.model_swaps, 0);
+    let skipped = recorded.skipped.lock().unwrap();
+    assert!(!skipped.is_empty(), "no skipped network reported");
+    assert!(skipped.iter().all(|e| e == "half-copied weights"));
+    assert_eq!(
+        recorded.finished.lock().unwrap().as_ref(),
+        Some(&summary.stats),
+        "the final counters are the summary's"
+    );
 }
 
 #[test]
@@ -268,7 +331,6 @@ fn an_unusable_run_directory_is_an_error_naming_it_before_any_game() {
     let options = RunOptions {
         run_dir: Some(file.clone()),
         games: Some(1),
-        progress: ProgressMode::Quiet,
         ..RunOptions::default()
     };
     let err = run(
@@ -347,7 +409,6 @@ fn games_in_progress_at_the_deadline_are_abandoned_and_only_finished_ones_writte
         run_dir: Some(dir.path().to_path_buf()),
         games: None,
         seed: 4,
-        progress: ProgressMode::Quiet,
         deadline: Some(started + std::time::Duration::from_millis(300)),
         ..RunOptions::default()
     };
@@ -382,19 +443,11 @@ fn an_interrupt_writes_every_finished_game_and_abandons_the_rest() {
         run_dir: Some(dir.path().to_path_buf()),
         games: None,
         seed: 5,
-        progress: ProgressMode::Quiet,
         interrupt: Some(Arc::clone(&interrupt)),
-        observer: Some(xq_selfplay::Observer {
-            every: std::time::Duration::from_millis(5),
-            call: Arc::new({
-                let interrupt = Arc::clone(&interrupt);
-                move |s: &xq_selfplay::Snapshot| {
-                    if s.games >= 3 {
-                        interrupt.store(true, Ordering::Relaxed);
-                    }
-                }
-            }),
-        }),
+        observer: Some(Arc::new(InterruptAfter {
+            games: 3,
+            interrupt: Arc::clone(&interrupt),
+        })),
         ..RunOptions::default()
     };
     let summary = run(
@@ -418,4 +471,25 @@ fn an_interrupt_writes_every_finished_game_and_abandons_the_rest() {
         summary.stats.games
     );
     assert!(summary.stats.abandoned >= 1, "{:?}", summary.stats);
+}
+
+/// Raises the interrupt once `games` games are finished.
+struct InterruptAfter {
+    games: u64,
+    interrupt: Arc<AtomicBool>,
+}
+
+impl Observer for InterruptAfter {
+    fn every(&self) -> Duration {
+        Duration::from_millis(5)
+    }
+    fn progress(&self, s: &Snapshot) {
+        if s.games >= self.games {
+            self.interrupt.store(true, Ordering::Relaxed);
+        }
+    }
+    fn finished(&self, _: &Snapshot) {}
+    fn model_skipped(&self, error: &str) {
+        panic!("no network to skip: {error}");
+    }
 }
