@@ -8,7 +8,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use xq_train::{DeviceChoice, NetConfig, Progress, TrainConfig, Trainer};
+use xq_train::{DeviceChoice, NetConfig, TrainConfig, Trainer};
 
 const XQZ_TORCH: &str = env!("CARGO_BIN_EXE_xqz-torch");
 
@@ -25,7 +25,6 @@ fn run_with_a_checkpoint(dir: &Path) {
         ..TrainConfig::default()
     };
     let mut t = Trainer::new(dir, cfg).unwrap();
-    t.set_progress(Progress::Off);
     t.save_checkpoint().unwrap();
 }
 

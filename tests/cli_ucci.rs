@@ -22,7 +22,7 @@ use xq_eval::{
     referee::{GameSettings, Termination},
     spec::{FAIRY_STOCKFISH, PlayerSpec},
 };
-use xq_train::{Progress, TrainConfig, Trainer};
+use xq_train::{TrainConfig, Trainer};
 
 /// A process speaking a line protocol, read on a thread so reads can time out.
 struct Session {
@@ -155,7 +155,6 @@ fn ucci_with_a_bad_player_fails_with_one_line() {
 fn tiny_run(dir: &Path) {
     let cfg = trainer_fixtures::tiny_train_config(TrainConfig::default().seed);
     let mut t = Trainer::new(dir, cfg).unwrap();
-    t.set_progress(Progress::Off);
     t.save_checkpoint().unwrap();
 }
 

@@ -24,7 +24,7 @@ use std::{
 };
 
 use xq_core::{Color, Game, Move, Position, Reason, Role};
-use xq_train::{Progress, TrainConfig, Trainer};
+use xq_train::{TrainConfig, Trainer};
 
 const XBOARD: &str = "/usr/games/xboard";
 const UCI2WB: &str = "/usr/games/uci2wb";
@@ -61,7 +61,6 @@ fn exported_player(root: &Path) -> PathBuf {
     let run = root.join("run");
     let cfg = trainer_fixtures::tiny_train_config(TrainConfig::default().seed);
     let mut t = Trainer::new(&run, cfg).unwrap();
-    t.set_progress(Progress::Off);
     t.save_checkpoint().unwrap();
     let player = root.join("player");
     let out = Command::new(env!("CARGO_BIN_EXE_xqz"))

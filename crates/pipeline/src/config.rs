@@ -1,5 +1,10 @@
-//! Reading a run's config file: one parse of the whole text into toml's spanned tree,
-//! then each section into the typed struct of the crate it configures.
+//! A run's config file, parsed once into each crate's typed section: [`RunConfig`].
+//!
+//! `[run]`, `[gate]` and `[rating]` are this crate's ([`RunSection`], [`GateSection`],
+//! [`RatingSection`]), `[selfplay]` is xq-selfplay's `SelfplayConfig`, and `[train]` is
+//! split between xq-train's `TrainConfig` and the pipeline's data keys by the structs'
+//! own field lists ([`train::TrainSection`]). Every function of the run gets the
+//! section it needs, not the whole file.
 //!
 //! The structs refuse unknown keys (`deny_unknown_fields`), and every error says where
 //! it is: the file, the line and the key path
@@ -12,6 +17,8 @@
 //! serde's sentence), and each error is placed with the spans the parser kept, also
 //! inside the internally tagged enums (`[train.window]`) that serde reads from a buffer.
 
+pub mod train;
+
 use std::{
     borrow::Cow,
     fmt,
@@ -19,11 +26,299 @@ use std::{
     path::{Path, PathBuf},
 };
 
-use serde::de::{self, DeserializeSeed, IntoDeserializer, Visitor};
+use serde::{
+    Deserialize, Serialize,
+    de::{self, DeserializeSeed, IntoDeserializer, Visitor},
+};
 use toml::{
     Spanned,
     de::{DeTable, DeValue},
 };
+use xq_eval::spec::PlayerSpec;
+use xq_run::RunDir;
+use xq_selfplay::SelfplayConfig;
+
+use self::train::TrainSection;
+
+/// Everything a run needs, validated: the whole config file, parsed once. Every
+/// command that reads a run's config (`xqz run`, `selfplay`, `train`, `gate`) reads it
+/// through this, so an unknown section or key is refused by all of them alike.
+#[derive(Debug, Clone)]
+pub struct RunConfig {
+    /// The file's text, which `xqz run` copies into the run directory.
+    pub text: String,
+    pub run: RunSection,
+    pub selfplay: SelfplayConfig,
+    pub train: TrainSection,
+    pub gate: GateSection,
+    pub rating: RatingSection,
+}
+
+/// How the phases of `xqz run` share the machine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Mode {
+    Sync,
+    Concurrent,
+}
+
+/// The `[run]` section: the scheduler's budget and pace.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RunSection {
+    /// Run directory when `--run` is not given (relative to the working directory).
+    pub dir: Option<PathBuf>,
+    /// Seeds self-play: each generation's seed is derived from it (`xqz run`'s
+    /// `RunState::next_generation`).
+    pub seed: u64,
+    pub mode: Mode,
+    /// Wall-time budget in minutes, counted across restarts (0 = none).
+    pub budget_minutes: f64,
+    /// Stop after this many self-play games (0 = no limit).
+    pub max_games: u64,
+    /// Stop after this many training steps (0 = no limit).
+    pub max_steps: u64,
+    /// Self-play games between training phases (sync mode).
+    pub games_per_generation: u64,
+    /// Minutes kept back from the budget for the final rating match.
+    pub final_reserve_minutes: f64,
+}
+
+impl Default for RunSection {
+    fn default() -> Self {
+        RunSection {
+            dir: None,
+            seed: 1,
+            mode: Mode::Sync,
+            budget_minutes: 25.0,
+            max_games: 0,
+            max_steps: 0,
+            games_per_generation: 32,
+            final_reserve_minutes: 4.0,
+        }
+    }
+}
+
+/// The `[gate]` section: the match of each candidate against the accepted network.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct GateSection {
+    /// Most games of a gating match.
+    pub games: usize,
+    /// Stop early with a GSPRT on game pairs.
+    pub sprt: bool,
+    pub elo0: f64,
+    pub elo1: f64,
+    pub alpha: f64,
+    pub beta: f64,
+    /// Score needed when the SPRT is off or undecided at the game limit.
+    pub threshold: f64,
+    /// MCTS visits per move of both networks.
+    pub visits: u32,
+    /// Time control (`own` = the visits above).
+    pub time_control: String,
+    pub concurrency: usize,
+    /// `builtin`, `start`, `random:N` or an openings file.
+    pub openings: String,
+    pub seed: u64,
+}
+
+impl Default for GateSection {
+    fn default() -> Self {
+        GateSection {
+            games: 40,
+            sprt: true,
+            elo0: 0.0,
+            elo1: 35.0,
+            alpha: 0.1,
+            beta: 0.1,
+            threshold: 0.55,
+            visits: 64,
+            time_control: "own".into(),
+            concurrency: 1,
+            openings: "builtin".into(),
+            seed: 1,
+        }
+    }
+}
+
+/// The `[rating]` section: short matches of each accepted network against fixed
+/// baselines, and the final match of the best player.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct RatingSection {
+    /// Player specifications of the baselines (see `xqz match --help`).
+    pub opponents: Vec<String>,
+    /// Games against each baseline after each promotion (0 = no rating).
+    pub games: usize,
+    /// MCTS visits per move of the network in rating games.
+    pub visits: u32,
+    /// Baselines of the final match of the best player.
+    pub final_opponents: Vec<String>,
+    /// Games against each final baseline at the end of the run (0 = none).
+    pub final_games: usize,
+    /// MCTS visits per move of the final match and the default of every exported
+    /// player (default: `visits`). The short ratings after each promotion use `visits`
+    /// to keep the loop's time for self-play; the final figure is the player users get.
+    pub final_visits: Option<u32>,
+    /// Weight in percent of the quiescence search mixed into every leaf
+    /// ([`xq_eval::tactics`]) in the final match and in every exported player; 0 (the
+    /// default) is the plain AlphaZero search. Training never uses it.
+    pub final_quiescence: u8,
+    pub time_control: String,
+    pub concurrency: usize,
+    pub openings: String,
+    pub seed: u64,
+}
+
+impl Default for RatingSection {
+    fn default() -> Self {
+        RatingSection {
+            opponents: vec!["random".into(), "greedy".into(), "alphabeta:depth=1".into()],
+            games: 10,
+            visits: 32,
+            final_opponents: vec!["random".into(), "greedy".into()],
+            final_games: 100,
+            final_visits: None,
+            final_quiescence: 0,
+            time_control: "own".into(),
+            concurrency: 2,
+            openings: "builtin".into(),
+            seed: 11,
+        }
+    }
+}
+
+impl RatingSection {
+    /// Visits of the final match and of exported players.
+    pub fn final_visits(&self) -> u32 {
+        self.final_visits.unwrap_or(self.visits)
+    }
+}
+
+/// The sections serde reads straight into their owners' structs. `[train]` is not
+/// among them: it mixes two structs' keys, and [`TrainSection::from_node`] splits it.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Sections {
+    #[serde(default)]
+    run: RunSection,
+    #[serde(default)]
+    selfplay: SelfplayConfig,
+    #[serde(default)]
+    gate: GateSection,
+    #[serde(default)]
+    rating: RatingSection,
+}
+
+impl RunConfig {
+    /// Reads and validates every section.
+    ///
+    /// # Errors
+    /// The first problem, naming the file, the key path and (for bad TOML, unknown keys
+    /// and values of the wrong type) the line.
+    pub fn load(path: &Path) -> Result<RunConfig, ConfigError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| ConfigError::read(&e).locate("", Some(path)))?;
+        let mut cfg = RunConfig::parse_file(&text, Some(path))?;
+        // Pre-training files are named relative to the config file.
+        cfg.train
+            .resolve_paths(path.parent().unwrap_or(Path::new(".")));
+        Ok(cfg)
+    }
+
+    /// The config of a command working on `run`: the file given on its command line,
+    /// else the run's copy (`config.toml`), else the built-in defaults.
+    ///
+    /// # Errors
+    /// As [`RunConfig::load`].
+    pub fn for_run(run: &RunDir, given: Option<&Path>) -> Result<RunConfig, ConfigError> {
+        match run.config_for(given) {
+            Some(path) => RunConfig::load(&path),
+            None => RunConfig::parse(""),
+        }
+    }
+
+    /// Parses and validates config text (errors give lines, not a file name).
+    ///
+    /// # Errors
+    /// As [`RunConfig::load`].
+    pub fn parse(text: &str) -> Result<RunConfig, ConfigError> {
+        RunConfig::parse_file(text, None)
+    }
+
+    fn parse_file(text: &str, file: Option<&Path>) -> Result<RunConfig, ConfigError> {
+        RunConfig::read(text).map_err(|e| e.locate(text, file))
+    }
+
+    fn read(text: &str) -> Result<RunConfig, ConfigError> {
+        let mut root = parse(text)?;
+        let train = root.get_mut().remove("train");
+        let span = root.span();
+        let sections: Sections =
+            deserialize(Spanned::new(span, DeValue::Table(root.into_inner())), "")?;
+        sections
+            .selfplay
+            .validate()
+            .map_err(|e| ConfigError::invalid(e.to_string()))?;
+        let train = match train {
+            Some(node) => TrainSection::from_node(node)?,
+            None => TrainSection::default(),
+        };
+        let Sections {
+            run,
+            selfplay,
+            gate,
+            rating,
+        } = sections;
+        let invalid =
+            |what: &str, e: &dyn fmt::Display| ConfigError::invalid(format!("{what}: {e}"));
+        for o in &rating.opponents {
+            o.parse::<PlayerSpec>()
+                .map_err(|e| invalid("[rating] opponents", &e))?;
+        }
+        for o in &rating.final_opponents {
+            o.parse::<PlayerSpec>()
+                .map_err(|e| invalid("[rating] final_opponents", &e))?;
+        }
+        rating
+            .time_control
+            .parse::<xq_eval::clock::TimeControl>()
+            .map_err(|e| invalid("[rating] time_control", &e))?;
+        gate.time_control
+            .parse::<xq_eval::clock::TimeControl>()
+            .map_err(|e| invalid("[gate] time_control", &e))?;
+        if rating.final_quiescence > 100 {
+            return Err(ConfigError::invalid(
+                "[rating] final_quiescence must be a percentage, 0-100",
+            ));
+        }
+        if rating.visits == 0 || rating.final_visits == Some(0) {
+            return Err(ConfigError::invalid(
+                "[rating] visits and final_visits must be at least 1",
+            ));
+        }
+        if run.games_per_generation == 0 {
+            return Err(ConfigError::invalid(
+                "[run] games_per_generation must be at least 1",
+            ));
+        }
+        let non_negative = |x: f64| x.is_finite() && x >= 0.0;
+        if !non_negative(run.budget_minutes) || !non_negative(run.final_reserve_minutes) {
+            return Err(ConfigError::invalid(
+                "[run] budget_minutes and final_reserve_minutes must be non-negative",
+            ));
+        }
+        Ok(RunConfig {
+            text: text.to_owned(),
+            run,
+            selfplay,
+            train,
+            gate,
+            rating,
+        })
+    }
+}
 
 /// A value of the parsed file, with its place in the text.
 pub type Node<'a> = Spanned<DeValue<'a>>;
@@ -659,5 +954,157 @@ mod tests {
         assert_eq!(closest("batch", keys), None);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
         assert_eq!(edit_distance("", "abc"), 3);
+    }
+
+    #[test]
+    fn every_shipped_config_is_valid() {
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../configs");
+        let mut n = 0;
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            // Tournament files (`tournament-*.toml`) are `xqz tournament`'s, not runs.
+            let tournament = path
+                .file_name()
+                .is_some_and(|n| n.to_string_lossy().starts_with("tournament-"));
+            if path.extension().is_some_and(|e| e == "toml") && !tournament {
+                let cfg =
+                    RunConfig::load(&path).unwrap_or_else(|e| panic!("{}: {e:#}", path.display()));
+                if let Some(p) = &cfg.train.data.pretrain {
+                    for f in &p.pgn {
+                        assert!(
+                            f.exists(),
+                            "{}: pre-training file {} is missing",
+                            path.display(),
+                            f.display()
+                        );
+                    }
+                }
+                n += 1;
+            }
+        }
+        assert!(n >= 6, "only {n} configs");
+    }
+
+    #[test]
+    fn final_quiescence_is_a_percentage() {
+        let cfg = RunConfig::parse("[rating]\nfinal_quiescence = 75\n").unwrap();
+        assert_eq!(cfg.rating.final_quiescence, 75);
+        assert_eq!(RunConfig::parse("").unwrap().rating.final_quiescence, 0);
+        let err = RunConfig::parse("[rating]\nfinal_quiescence = 101\n").unwrap_err();
+        assert!(err.to_string().contains("final_quiescence"), "{err}");
+    }
+
+    #[test]
+    fn final_visits_default_to_visits_and_are_at_least_one() {
+        let cfg = RunConfig::parse("[rating]\nvisits = 24\nfinal_visits = 200\n").unwrap();
+        assert_eq!(cfg.rating.final_visits(), 200);
+        let cfg = RunConfig::parse("[rating]\nvisits = 24\n").unwrap();
+        assert_eq!(cfg.rating.final_visits(), 24);
+        let err = RunConfig::parse("[rating]\nfinal_visits = 0\n").unwrap_err();
+        assert!(err.to_string().contains("final_visits"), "{err}");
+    }
+
+    #[test]
+    fn unknown_keys_are_named_in_every_section() {
+        for (text, needle) in [
+            ("[run]\nbudget_minuts = 3\n", "budget_minuts"),
+            ("[runn]\n", "runn"),
+            ("[selfplay]\nparalel_games = 3\n", "paralel_games"),
+            ("[train]\nlerning_rate = 0.1\n", "lerning_rate"),
+            ("[gate]\nvisit = 3\n", "visit"),
+            ("[rating]\nopponents = [\"randm\"]\n", "randm"),
+            ("[run]\ngames_per_generation = 0\n", "games_per_generation"),
+            ("[gate]\ntime_control = \"fast\"\n", "time_control"),
+        ] {
+            let e = format!("{:#}", RunConfig::parse(text).unwrap_err());
+            assert!(e.contains(needle), "{text:?}: {e}");
+        }
+    }
+
+    #[test]
+    fn errors_name_the_file_the_line_and_the_key_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("config.toml");
+        for (text, want) in [
+            (
+                "[run]\nseed = 2\n\n[runn]\nseed = 3\n",
+                "config.toml:4: unknown section [runn]",
+            ),
+            (
+                "[run]\nbudget_minuts = 3\n",
+                "config.toml:2: [run] unknown key \"budget_minuts\" (did you mean \"budget_minutes\"?)",
+            ),
+            (
+                "[selfplay]\nmax_batch = 8\n[selfplay.search]\nc_puct = 3\n",
+                "config.toml:4: [selfplay.search] unknown key \"c_puct\"",
+            ),
+            (
+                "[selfplay]\nparallel_games = \"many\"\n",
+                "config.toml:2: selfplay.parallel_games: invalid type: string \"many\"",
+            ),
+            (
+                "[gate]\nvisit = 3\n",
+                "config.toml:2: [gate] unknown key \"visit\"",
+            ),
+            (
+                "[rating]\nopponents = [\"random\", 3]\n",
+                "config.toml:2: rating.opponents[1]: invalid type: integer `3`",
+            ),
+            (
+                "[run]\nmode = \"fast\"\n",
+                "config.toml:2: run.mode: unknown variant `fast`",
+            ),
+            ("[run]\nseed = \n", "config.toml:2: "),
+            (
+                "[selfplay]\nmax_batch = 0\n",
+                "config.toml: selfplay.max_batch must be",
+            ),
+            (
+                "[train]\nlr = 0.0\n",
+                "config.toml: [train] lr must be a positive number",
+            ),
+        ] {
+            std::fs::write(&path, text).unwrap();
+            let err = RunConfig::load(&path).unwrap_err().to_string();
+            let err = err
+                .strip_prefix(&format!("{}", dir.path().display()))
+                .unwrap_or(&err);
+            assert!(err.starts_with(&format!("/{want}")), "{text:?}: {err}");
+            assert!(!err.contains('\n'), "{text:?}: multi-line {err:?}");
+        }
+    }
+
+    #[test]
+    fn every_command_reads_the_whole_file_given_or_the_runs_copy() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path().join("run")).unwrap();
+        // No file anywhere: the defaults.
+        let cfg = RunConfig::for_run(&run, None).unwrap();
+        assert_eq!(cfg.selfplay, SelfplayConfig::default());
+        // The run's copy, whole: a section the command does not use is still checked.
+        std::fs::write(run.config_path(), "[selfplay]\nparallel_games = 3\n").unwrap();
+        assert_eq!(
+            RunConfig::for_run(&run, None)
+                .unwrap()
+                .selfplay
+                .parallel_games,
+            3
+        );
+        std::fs::write(
+            run.config_path(),
+            "[train]\nbatch_size = 8\n[gate]\nvisit = 3\n",
+        )
+        .unwrap();
+        let err = RunConfig::for_run(&run, None).unwrap_err().to_string();
+        assert!(err.contains("[gate] unknown key \"visit\""), "{err}");
+        // A file given on the command line wins over the run's copy.
+        let given = dir.path().join("given.toml");
+        std::fs::write(&given, "[gate]\nvisits = 7\n").unwrap();
+        let cfg = RunConfig::for_run(&run, Some(&given)).unwrap();
+        assert_eq!(cfg.gate.visits, 7);
+        let err = RunConfig::for_run(&run, Some(&dir.path().join("missing.toml")))
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("missing.toml: cannot read config"), "{err}");
     }
 }

@@ -1,76 +1,25 @@
-//! `xqz gate`: plays the newest candidate network against the accepted one and
-//! promotes it if it passes.
-
-use std::path::PathBuf;
+//! The gatekeeper: plays the newest candidate network against the accepted one and
+//! promotes it if it passes (`xqz gate`, and every gate of `xqz run`).
 
 use anyhow::{Context, Result};
-use serde::{Deserialize, Serialize};
 use xq_eval::{
-    gate::{GateConfig, OUT_OF_TIME, gate},
-    matches::{MatchConfig, MatchStatus, MatchSummary},
+    gate::{GateConfig, gate},
+    matches::MatchConfig,
     player::{Player, PlayerError},
     referee::GameSettings,
     spec::PlayerSpec,
+};
+use xq_rating::{
+    gate::OUT_OF_TIME,
     stats::SprtConfig,
+    summary::{MatchStatus, MatchSummary},
 };
-
-use crate::{
+use xq_run::{
+    ModelRef, RunDir,
     events::{Event, GateEvent, WarningAction, WarningWhat},
-    run::RunConfig,
-    rundir::{ModelRef, RunDir},
 };
 
-/// The `[gate]` section of a run config.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(deny_unknown_fields, default)]
-pub struct GateSection {
-    /// Most games of a gating match.
-    pub games: usize,
-    /// Stop early with a GSPRT on game pairs.
-    pub sprt: bool,
-    pub elo0: f64,
-    pub elo1: f64,
-    pub alpha: f64,
-    pub beta: f64,
-    /// Score needed when the SPRT is off or undecided at the game limit.
-    pub threshold: f64,
-    /// MCTS visits per move of both networks.
-    pub visits: u32,
-    /// Time control (`own` = the visits above).
-    pub time_control: String,
-    pub concurrency: usize,
-    /// `builtin`, `start`, `random:N` or an openings file.
-    pub openings: String,
-    pub seed: u64,
-}
-
-impl Default for GateSection {
-    fn default() -> Self {
-        GateSection {
-            games: 40,
-            sprt: true,
-            elo0: 0.0,
-            elo1: 35.0,
-            alpha: 0.1,
-            beta: 0.1,
-            threshold: 0.55,
-            visits: 64,
-            time_control: "own".into(),
-            concurrency: 1,
-            openings: "builtin".into(),
-            seed: 1,
-        }
-    }
-}
-
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// Run directory.
-    pub run: PathBuf,
-    /// Config file whose `[gate]` section is used (default: the run's config.toml, else
-    /// defaults); the whole file is read and checked, as `xqz run` reads it.
-    pub config: Option<PathBuf>,
-}
+use crate::config::GateSection;
 
 /// The network player for a model of the run.
 pub fn net_spec(run: &RunDir, m: &ModelRef, visits: u32) -> PlayerSpec {
@@ -195,7 +144,7 @@ pub fn gate_once(
     };
     let details = serde_json::to_value(&gate_event)?;
     run.record(Event::Gate(gate_event))?;
-    let mut tb = xq_train::logging::TbLogger::new(run.logs_dir().join("gate"));
+    let mut tb = xq_run::tensorboard::TbLogger::new(run.gate_logs_dir());
     let s = &decision.report.status;
     let step = candidate.step;
     let mut scalars = vec![("gate/accepted", f64::from(u8::from(decision.accepted)))];
@@ -235,22 +184,4 @@ pub fn gate_once(
         decision.reason
     )));
     Ok(Some(decision.accepted))
-}
-
-pub fn run(args: Options) -> Result<()> {
-    let run = RunDir::open(&args.run)?;
-    let cfg = RunConfig::for_run(&run, args.config.as_deref())?;
-    let mut print = |p: GateProgress<'_>| match p {
-        GateProgress::Note(line) => eprintln!("{line}"),
-        GateProgress::Match(s) => eprintln!("gate: {}", s.line()),
-    };
-    match gate_once(&run, &cfg.file.gate, None, &mut print)? {
-        None => println!(
-            "nothing to gate: no pending candidate in {}",
-            run.candidates_dir().display()
-        ),
-        Some(true) => println!("accepted"),
-        Some(false) => println!("rejected"),
-    }
-    Ok(())
 }

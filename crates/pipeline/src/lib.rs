@@ -1,19 +1,20 @@
 //! xq-pipeline: the training run of xqzero.
 //!
-//! Everything a run does between processes that meet in a run directory: the directory
-//! layout and model pointer, the typed event log, the train session, the gatekeeper,
-//! rating, export of players, the scheduler of `xqz run`, and what `xqz report` shows
-//! (the learning curve among it). The `xqz` binaries only parse arguments and draw
-//! progress; this crate decides.
+//! Everything a run does between processes that meet in a run directory (which
+//! xq-run opens, with its event log, learning curve and report data): the train
+//! session, the gatekeeper, rating, export of players and the scheduler of `xqz run`.
+//! The `xqz` binaries parse arguments, draw progress and print; this crate decides,
+//! reports through [`progress::RunObserver`] and returns what it did.
+//!
+//! Modules layer one way: [`config`] and [`progress`] at the bottom, then [`gate`],
+//! [`rating`], [`selfplay`], [`train`] and [`export`], and [`run`], the scheduler, on
+//! top.
 
 pub mod config;
-pub mod curve;
-pub mod events;
 pub mod export;
 pub mod gate;
 pub mod progress;
-pub mod report;
+pub mod rating;
 pub mod run;
-pub mod rundir;
 pub mod selfplay;
 pub mod train;

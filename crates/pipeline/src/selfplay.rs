@@ -1,132 +1,124 @@
-//! `xqz selfplay --run DIR [--config FILE] [--games N] [--seed S]`: a self-play worker
-//! writing chunks and PGN records into a run directory.
+//! Self-play in a run directory: a standalone worker (`xqz selfplay`) and the
+//! self-play phases of `xqz run` are one [`play`] of a [`Session`], writing chunks
+//! and PGN records, `selfplay` events and TensorBoard scalars, and reporting progress
+//! to the caller's observer.
 //!
-//! The network is the run's accepted one (`models/accepted.json`, a pointer
-//! `{"name", "path", …}` to a checkpoint sidecar); a run without one plays with the
-//! uniform evaluator (the first generation, like AlphaZero's random initialisation).
-//! The pointer is polled every `model_poll_seconds`, and a newly accepted network is
-//! swapped in without restarting. Several workers, on several machines, can share one
-//! run directory: each writes files named by its own id.
+//! The network is the run's accepted one: the pointer `models/accepted.json` names its
+//! model directory (`{"name", "path", "step", "time"}`, the path relative to the run
+//! directory). A run without one plays with the uniform evaluator (the first
+//! generation, like AlphaZero's random initialisation). The pointer is polled every
+//! `model_poll_seconds`, and a newly accepted network is swapped in without
+//! restarting. Several workers, on several machines, can share one run directory: each
+//! writes files named by its own id.
 
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::Duration;
+use std::{
+    path::Path,
+    sync::{Arc, Mutex, atomic::AtomicBool},
+    time::{Duration, Instant},
+};
 
 use anyhow::{Context, Result};
-
-use crate::{
-    events::{Event, SelfplayEvent},
-    run::RunConfig,
-    rundir::RunDir,
-};
 use xq_nn::{Evaluator, UniformEvaluator};
+use xq_run::{
+    RunDir,
+    events::{Event, SelfplayEvent},
+    tensorboard::TbLogger,
+};
 use xq_selfplay::{
-    ModelSource, Observer, PointerWatcher, ProgressMode, RunOptions, SelfplayConfig, Snapshot,
-    content_hash, worker_id,
+    ModelSource, PointerWatcher, RunOptions, SelfplayConfig, Snapshot, Summary, content_hash,
+    worker_id,
 };
 
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// Run directory: chunks go to DIR/data, PGN records to DIR/games.
-    pub run: PathBuf,
-    /// Config file whose [selfplay] section is used (default: DIR/config.toml if it
-    /// exists, else the built-in defaults); the whole file is read and checked, as
-    /// `xqz run` reads it.
-    pub config: Option<PathBuf>,
-    /// Games to play (default: until the process is stopped).
-    pub games: Option<u64>,
-    /// Seed of every random choice (default: drawn at random and recorded in
-    /// DIR/workers/<worker>.toml, so workers sharing a run play different games).
-    pub seed: Option<u64>,
-    /// Print progress as plain log lines even on a terminal.
-    pub log_lines: bool,
-    /// No progress output, only the final summary.
-    pub quiet: bool,
-    /// Set by the binary's SIGTERM/SIGINT handler: the worker writes every finished
-    /// game and exits, abandoning the games in progress ([`RunOptions::interrupt`]).
-    pub interrupt: Option<Arc<std::sync::atomic::AtomicBool>>,
+use crate::progress::{SharedObserver, Task, TaskProgress, Update};
+
+/// How often a live observer gets self-play's counters.
+const LIVE_EVERY: Duration = Duration::from_millis(250);
+
+/// Time between `selfplay` events (and TensorBoard points) of a session.
+const EVENT_EVERY: Duration = Duration::from_secs(60);
+
+/// The network a session starts with, and where newly accepted ones come from.
+pub struct Network {
+    pub evaluator: Box<dyn Evaluator>,
+    pub watcher: Box<dyn ModelSource>,
 }
 
-pub fn run(args: Options) -> Result<()> {
-    let run_dir = RunDir::open(&args.run)?;
-    let config_path = run_dir.config_for(args.config.as_deref());
-    let config = match &config_path {
-        Some(p) => RunConfig::load(p)?.selfplay,
-        None => SelfplayConfig::default(),
-    };
-
-    let (evaluator, watcher) = load_accepted_evaluator(&run_dir, &config)?;
-
-    let worker = worker_id();
-    let seed = args.seed.unwrap_or_else(|| seed_from(&worker));
-    let events = run_dir.clone();
-    let event_worker = worker.clone();
-    let options = RunOptions {
-        run_dir: Some(args.run.clone()),
-        games: args.games,
-        seed,
-        worker_id: Some(worker.clone()),
-        progress: if args.quiet {
-            ProgressMode::Quiet
-        } else if args.log_lines {
-            ProgressMode::Lines
-        } else {
-            ProgressMode::Auto
-        },
-        progress_interval_secs: 10.0,
-        stop: None,
-        interrupt: args.interrupt.clone(),
-        deadline: None,
-        observer: Some(Observer {
-            every: Duration::from_secs(60),
-            call: Arc::new({
-                let tb = std::sync::Mutex::new(xq_train::logging::TbLogger::new(
-                    args.run.join("logs/selfplay").join(&worker),
-                ));
-                move |s: &Snapshot| {
-                    if let Err(e) = events.record(selfplay_event(&event_worker, s)) {
-                        eprintln!("selfplay: warning: {e:#}");
-                    }
-                    if let Ok(mut tb) = tb.lock() {
-                        log_tensorboard(&mut tb, s, s.games);
-                    }
-                }
-            }),
-        }),
-    };
-    if !args.quiet {
-        eprintln!(
-            "selfplay: worker {worker}, seed {seed}, network {}, {} games at once{}",
-            evaluator.name(),
-            config.parallel_games,
-            config_path
-                .as_ref()
-                .map(|p| format!(", config {}", p.display()))
-                .unwrap_or_default()
-        );
+impl std::fmt::Debug for Network {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Network")
+            .field("evaluator", &self.evaluator.name())
+            .finish_non_exhaustive()
     }
-    let summary = xq_selfplay::run(&config, &options, evaluator, watcher)?;
-    println!(
-        "selfplay: worker {}: {}",
-        summary.worker_id,
-        summary.stats.line()
-    );
-    Ok(())
+}
+
+/// One self-play session: who plays, what and until when.
+#[derive(Debug, Clone)]
+pub struct Session {
+    /// The worker's id: the prefix of its files and the `worker` of its events.
+    pub worker: String,
+    /// Seeds every game of the session.
+    pub seed: u64,
+    /// Games to play (`None`: until stopped).
+    pub games: Option<u64>,
+    /// Once raised, no new game starts; the games under way are finished.
+    pub stop: Option<Arc<AtomicBool>>,
+    /// Raised by a SIGTERM/SIGINT handler: every finished game is written and the games
+    /// under way are abandoned at once (see `xq_selfplay::RunOptions::interrupt`).
+    pub interrupt: Option<Arc<AtomicBool>>,
+    /// When the games still under way are abandoned (a run's budget).
+    pub deadline: Option<Instant>,
+    /// Self-play games of the run before this session: the TensorBoard points of the
+    /// session continue from there.
+    pub games_before: u64,
+    /// Time between progress reports to an observer that is not live (each a line).
+    pub lines_every: Duration,
+}
+
+impl Session {
+    /// A standalone worker (`xqz selfplay`): a new worker id, the given seed or one
+    /// derived from the id (so that workers sharing a run play different games), and
+    /// a progress line every 10 s.
+    pub fn worker(seed: Option<u64>) -> Session {
+        let worker = worker_id();
+        Session {
+            seed: seed.unwrap_or_else(|| xq_core::hash::fnv1a(worker.as_bytes())),
+            worker,
+            games: None,
+            stop: None,
+            interrupt: None,
+            deadline: None,
+            games_before: 0,
+            lines_every: Duration::from_secs(10),
+        }
+    }
+
+    /// A self-play phase of `xqz run` with a generation's `seed`, after `games_before`
+    /// games of the run: a progress line every 30 s.
+    pub fn phase(seed: u64, games_before: u64) -> Session {
+        Session {
+            worker: format!("run-{}", worker_id()),
+            seed,
+            games: None,
+            stop: None,
+            interrupt: None,
+            deadline: None,
+            games_before,
+            lines_every: Duration::from_secs(30),
+        }
+    }
 }
 
 /// How self-play loads its networks: `[selfplay] threads` intra-op threads in each of
-/// `[selfplay] eval_workers` copies (0 = one per core this process may use, and no more
-/// than `max_batch`: a copy beyond it would never get a part of a batch).
+/// `[selfplay] eval_workers` copies (0 = one per core this process may use), never more
+/// copies than `max_batch`: a copy beyond it would never get a part of a batch.
 pub fn evaluator_options(config: &SelfplayConfig) -> xq_train::EvaluatorOptions {
     let workers = match config.eval_workers {
-        0 => std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(config.max_batch.max(1)),
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
     xq_train::EvaluatorOptions {
         threads: config.threads,
-        workers,
+        workers: workers.min(config.max_batch.max(1)),
         ..xq_train::EvaluatorOptions::default()
     }
 }
@@ -155,10 +147,7 @@ fn load_accepted(run: &RunDir, options: xq_train::EvaluatorOptions) -> Result<Bo
 ///
 /// # Errors
 /// If the pointer names a network that cannot be loaded.
-pub fn load_accepted_evaluator(
-    run: &RunDir,
-    config: &SelfplayConfig,
-) -> Result<(Box<dyn Evaluator>, Box<dyn ModelSource>)> {
+pub fn accepted_network(run: &RunDir, config: &SelfplayConfig) -> Result<Network> {
     let options = evaluator_options(config);
     let run_dir = run.clone();
     let pointer = run.pointer_path();
@@ -171,12 +160,179 @@ pub fn load_accepted_evaluator(
     let watcher = PointerWatcher::new(pointer, current, move |_: &Path| {
         load_accepted(&run_dir, options).map_err(|e| format!("{e:#}"))
     });
-    Ok((evaluator, Box::new(watcher)))
+    Ok(Network {
+        evaluator,
+        watcher: Box::new(watcher),
+    })
+}
+
+/// Plays `session` with `network` into `run`: chunks, PGN records, a `selfplay` event
+/// and TensorBoard points every minute and at the end, progress to `obs` (a
+/// [`Task::Selfplay`], updated several times a second when `obs` is live, else every
+/// [`Session::lines_every`]) and a warning for each network that could not be loaded.
+///
+/// # Errors
+/// As `xq_selfplay::run`: a bad config, a failed evaluator, an unwritable run.
+pub fn play(
+    run: &RunDir,
+    config: &SelfplayConfig,
+    network: Network,
+    session: Session,
+    obs: &SharedObserver,
+) -> Result<Summary> {
+    let every = if obs.live() {
+        LIVE_EVERY
+    } else {
+        session.lines_every
+    };
+    let observed = Arc::new(Observed {
+        obs: obs.clone(),
+        every,
+        task: Mutex::new(Some(obs.begin(Task::Selfplay {
+            games: session.games,
+        }))),
+        events: SelfplayEvents::new(run, &session.worker, session.games_before, every),
+    });
+    let options = RunOptions {
+        run_dir: Some(run.root().to_path_buf()),
+        games: session.games,
+        seed: session.seed,
+        worker_id: Some(session.worker),
+        stop: session.stop,
+        interrupt: session.interrupt,
+        deadline: session.deadline,
+        observer: Some(observed.clone()),
+    };
+    let result = xq_selfplay::run(config, &options, network.evaluator, network.watcher);
+    // The display ends with the session, not when the last handle goes.
+    if let Ok(mut task) = observed.task.lock() {
+        task.take();
+    }
+    Ok(result?)
+}
+
+/// One self-play phase of `xqz run` with the accepted network; says how many games
+/// the deadline abandoned. Returns the phase's counters.
+///
+/// # Errors
+/// As [`accepted_network`] and [`play`].
+pub fn phase(
+    run: &RunDir,
+    config: &SelfplayConfig,
+    session: Session,
+    obs: &SharedObserver,
+) -> Result<Snapshot> {
+    let network = accepted_network(run, config)?;
+    let stats = play(run, config, network, session, obs)?.stats;
+    if stats.abandoned > 0 {
+        obs.log(&format!(
+            "selfplay: {} games in progress at the deadline abandoned",
+            stats.abandoned
+        ));
+    }
+    Ok(stats)
+}
+
+/// What a session's worker reports, passed on: counters to the progress display and
+/// the event log, networks that would not load to the warnings.
+struct Observed {
+    obs: SharedObserver,
+    every: Duration,
+    task: Mutex<Option<Box<dyn TaskProgress>>>,
+    events: SelfplayEvents,
+}
+
+impl xq_selfplay::Observer for Observed {
+    fn every(&self) -> Duration {
+        self.every
+    }
+
+    fn progress(&self, s: &Snapshot) {
+        if let Ok(mut task) = self.task.lock()
+            && let Some(t) = task.as_mut()
+        {
+            t.update(Update::Selfplay(s));
+        }
+        self.events.observe(s, &self.obs);
+    }
+
+    fn finished(&self, s: &Snapshot) {
+        self.events.finish(s, &self.obs);
+    }
+
+    fn model_skipped(&self, error: &str) {
+        self.obs.warn(&format!(
+            "selfplay: warning: cannot load the accepted model: {error}"
+        ));
+    }
+}
+
+/// The `selfplay` events and TensorBoard points of a session: one every
+/// [`EVENT_EVERY`] from the worker's progress reports, and one with the final counters.
+struct SelfplayEvents {
+    run: RunDir,
+    worker: String,
+    games_before: u64,
+    /// The period of the progress reports (events are due when a report comes within
+    /// half of it).
+    every: Duration,
+    state: Mutex<EventState>,
+}
+
+struct EventState {
+    tb: TbLogger,
+    last: Instant,
+    /// Games and positions of the last event.
+    emitted: Option<(u64, u64)>,
+}
+
+impl SelfplayEvents {
+    fn new(run: &RunDir, worker: &str, games_before: u64, every: Duration) -> SelfplayEvents {
+        SelfplayEvents {
+            run: run.clone(),
+            worker: worker.to_owned(),
+            games_before,
+            every,
+            state: Mutex::new(EventState {
+                tb: TbLogger::new(run.selfplay_logs_dir(worker)),
+                last: Instant::now(),
+                emitted: None,
+            }),
+        }
+    }
+
+    fn observe(&self, s: &Snapshot, obs: &SharedObserver) {
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        if st.last.elapsed() + self.every / 2 >= EVENT_EVERY {
+            self.emit(&mut st, s, obs);
+        }
+    }
+
+    /// The final event, unless the last one already holds these counters.
+    fn finish(&self, s: &Snapshot, obs: &SharedObserver) {
+        let Ok(mut st) = self.state.lock() else {
+            return;
+        };
+        if st.emitted != Some((s.games, s.positions)) {
+            self.emit(&mut st, s, obs);
+        }
+    }
+
+    fn emit(&self, st: &mut EventState, s: &Snapshot, obs: &SharedObserver) {
+        st.last = Instant::now();
+        st.emitted = Some((s.games, s.positions));
+        if let Err(e) = self.run.record(selfplay_event(&self.worker, s)) {
+            obs.warn(&format!("selfplay: warning: {e:#}"));
+        }
+        log_tensorboard(&mut st.tb, s, self.games_before + s.games, obs);
+    }
 }
 
 /// The fields of a `selfplay` event (ARCHITECTURE.md, "The run directory"): the
 /// worker's counters so far (cumulative for that worker).
-pub fn selfplay_event(worker: &str, s: &Snapshot) -> Event {
+fn selfplay_event(worker: &str, s: &Snapshot) -> Event {
     Event::Selfplay(SelfplayEvent {
         worker: worker.to_owned(),
         seconds: s.elapsed.as_secs_f64(),
@@ -207,8 +363,8 @@ pub fn selfplay_event(worker: &str, s: &Snapshot) -> Event {
 
 /// Writes a worker's counters as TensorBoard scalars (`selfplay/...`) at `step`
 /// (games so far): game length, result split, resignation false positives, speed and
-/// batching. Logging problems are reported, never fatal.
-pub fn log_tensorboard(tb: &mut xq_train::logging::TbLogger, s: &Snapshot, step: u64) {
+/// batching. A logging problem is a warning (once: the logger stops), never fatal.
+fn log_tensorboard(tb: &mut TbLogger, s: &Snapshot, step: u64, obs: &SharedObserver) {
     #[allow(clippy::cast_precision_loss)]
     let share = |n: u64| {
         if s.games > 0 {
@@ -239,20 +395,16 @@ pub fn log_tensorboard(tb: &mut xq_train::logging::TbLogger, s: &Snapshot, step:
     ];
     for (tag, value) in scalars {
         if let Err(e) = tb.scalar(tag, value, step) {
-            eprintln!("selfplay: warning: TensorBoard: {e}");
+            obs.warn(&format!("selfplay: warning: TensorBoard: {e}"));
             return;
         }
     }
 }
 
-/// A seed for a worker started without `--seed`: a hash of its unique id.
-fn seed_from(worker: &str) -> u64 {
-    xq_core::hash::fnv1a(worker.as_bytes())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::progress::testing::Recorder;
 
     #[test]
     fn self_play_evaluates_with_one_copy_of_the_network_per_usable_core_by_default() {
@@ -270,5 +422,114 @@ mod tests {
             ..SelfplayConfig::default()
         });
         assert_eq!((set.workers, set.threads), (3, 2));
+        // A copy beyond the batch size would never get a part of a batch.
+        let capped = evaluator_options(&SelfplayConfig {
+            eval_workers: 8,
+            max_batch: 2,
+            ..SelfplayConfig::default()
+        });
+        assert_eq!(capped.workers, 2);
+    }
+
+    #[test]
+    fn a_session_reports_to_its_task_and_writes_events_and_tensorboard() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let mut config = SelfplayConfig {
+            parallel_games: 2,
+            max_plies: 8,
+            ..SelfplayConfig::default()
+        };
+        config.search.playout_cap.full_visits = 4;
+        config.search.playout_cap.cheap_visits = 2;
+        let (recorder, obs) = Recorder::new(true);
+        let session = Session {
+            games: Some(2),
+            ..Session::phase(7, 10)
+        };
+        let worker = session.worker.clone();
+        let summary = play(
+            &run,
+            &config,
+            accepted_network(&run, &config).unwrap(),
+            session,
+            &obs,
+        )
+        .unwrap();
+        assert_eq!(summary.stats.games, 2);
+        let lines = recorder.lines();
+        assert_eq!(lines.first().unwrap(), "begin Selfplay { games: Some(2) }");
+        assert_eq!(lines.last().unwrap(), "end Selfplay { games: Some(2) }");
+        // The final counters are an event of the worker's.
+        let log = run.events().unwrap();
+        let last = log
+            .events()
+            .filter_map(|e| match e {
+                Event::Selfplay(s) => Some(s),
+                _ => None,
+            })
+            .next_back()
+            .unwrap();
+        assert_eq!((last.worker.as_str(), last.games), (worker.as_str(), 2));
+        assert!(
+            run.selfplay_logs_dir(&worker).is_dir(),
+            "no TensorBoard points"
+        );
+    }
+
+    #[test]
+    fn a_live_observer_is_told_often_and_one_that_prints_lines_once_a_line() {
+        assert!(LIVE_EVERY < Duration::from_secs(1));
+        assert!(Session::worker(None).lines_every < EVENT_EVERY);
+        let (s1, s2) = (Session::worker(None), Session::worker(Some(5)));
+        assert_ne!(s1.worker, s2.worker);
+        assert_eq!(s2.seed, 5);
+        assert_eq!(s1.seed, xq_core::hash::fnv1a(s1.worker.as_bytes()));
+        assert!(Session::phase(1, 0).worker.starts_with("run-"));
+    }
+
+    #[test]
+    fn selfplay_events_come_periodically_and_once_at_the_end() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let (recorder, obs) = Recorder::new(false);
+        let events = |every, last| {
+            let e = SelfplayEvents::new(&run, "w", 0, every);
+            e.state.lock().unwrap().last = last;
+            e
+        };
+        let now = Instant::now();
+        let a_minute_ago = now.checked_sub(EVENT_EVERY).unwrap();
+        let snap = |games| Snapshot {
+            games,
+            positions: 10 * games,
+            ..Snapshot::default()
+        };
+        let selfplay = || -> Vec<SelfplayEvent> {
+            let log = run.events().unwrap();
+            log.events()
+                .filter_map(|e| match e {
+                    Event::Selfplay(s) => Some(s.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let count = || selfplay().len();
+        // Live: reports come often; events only every minute, and at the end.
+        let e = events(LIVE_EVERY, now);
+        e.observe(&snap(1), &obs);
+        e.observe(&snap(2), &obs);
+        assert_eq!(count(), 0);
+        e.finish(&snap(3), &obs);
+        assert_eq!(count(), 1);
+        // Lines every 30 s: the report a minute after the last event is one; the end
+        // is not written twice.
+        let e = events(Duration::from_secs(30), a_minute_ago);
+        e.observe(&snap(4), &obs);
+        assert_eq!(count(), 2);
+        e.finish(&snap(4), &obs);
+        assert_eq!(count(), 2);
+        assert_eq!(selfplay().pop().unwrap().games, 4);
+        assert!(recorder.lines().is_empty(), "{:?}", recorder.lines());
     }
 }

@@ -1,6 +1,7 @@
-//! `xqz train`: trains the run's network on its self-play data (paced to the data, as
-//! KataGo does) and/or on PGN game records, resuming exactly from the newest
-//! checkpoint; and [`TrainSession`], the same loop as a library for `xqz run`.
+//! The train session: trains the run's network on its self-play data (paced to the
+//! data, as KataGo does) and/or on PGN game records, resuming exactly from the newest
+//! checkpoint. [`TrainSession`] is the loop; [`train_once`] is `xqz train`'s
+//! invocation, [`train_until`] and [`train_concurrently`] are `xqz run`'s phases.
 //!
 //! # Data streams
 //! Two sample streams feed the trainer, each a pure function of (seed, step, window)
@@ -25,8 +26,6 @@
 //! `samples + batch_size > P × samples_per_position`, and [`TrainTarget::Paced`] returns
 //! (the run loop then plays more games) while [`TrainTarget::Steps`] polls for new data.
 
-mod config;
-
 use std::{
     collections::HashSet,
     path::{Path, PathBuf},
@@ -43,14 +42,16 @@ use xq_data::{
     Batch, BatchConfig, ChunkMeta, DataCursor, PrefetchConfig, Prefetcher, SplitConfig, Window,
     WindowLoader, WindowManifest, assemble_range, load_pgn_files,
 };
-use xq_train::{HostBatch, Progress, StepMeans, StepStats, Trainer};
+use xq_train::{HostBatch, StepMeans, StepStats, Trainer};
 
-pub use config::TrainSection;
+use xq_run::{
+    ModelRef, RunDir,
+    events::{Event, TrainEvent, TrainPhase, WarningAction, WarningWhat},
+};
 
 use crate::{
-    events::{Event, TrainEvent, TrainPhase, WarningAction, WarningWhat},
-    run::RunConfig,
-    rundir::{ModelRef, RunDir},
+    config::train::TrainSection,
+    progress::{SharedObserver, StepView, Task, TaskProgress, Update},
 };
 
 /// How far one call of [`TrainSession::train`] goes.
@@ -100,26 +101,6 @@ pub struct TrainProgress {
     pub holdout_top1: Option<f64>,
     pub reason: StopReason,
 }
-
-/// What a [`StepObserver`] sees after every optimiser step (a progress display).
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct StepView {
-    /// Optimiser steps of the run so far.
-    pub step: u64,
-    /// Training samples consumed by the run (both streams).
-    pub samples: u64,
-    pub total_loss: f64,
-    pub policy_accuracy: f64,
-    /// Whether the step was on PGN records (pre-training).
-    pub supervised: bool,
-    /// The step where the current stretch ends as far as is known now: the call's
-    /// target, the end of pre-training, or as far as the pacing allows with the data
-    /// seen so far (`None` when nothing bounds it).
-    pub end: Option<u64>,
-}
-
-/// Called after every step of [`TrainSession::train`].
-pub type StepObserver = Box<dyn FnMut(&StepView) + Send>;
 
 /// Held-out evaluation result.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize)]
@@ -205,29 +186,15 @@ pub struct TrainSession {
     last_candidate: u64,
     interval: EventInterval,
     holdout_top1: Option<f64>,
-    observer: Option<StepObserver>,
-    warnings: Warnings,
+    obs: SharedObserver,
+    /// The training display, begun at the first step and ended with the session.
+    task: Option<Box<dyn TaskProgress>>,
 }
 
-/// How the session reports a file it skipped or a saved state it ignored: a
-/// `warning` event in the run's log, and a line through the caller's log, or straight
-/// on stderr when that log is muted (`xqz train --quiet` hides progress, never
-/// warnings).
-#[derive(Debug, Clone)]
-struct Warnings {
-    run: RunDir,
-    to_stderr: bool,
-}
-
-impl Warnings {
-    fn warn(&self, event: Event, log: &mut dyn FnMut(&str)) {
-        let line = self.run.warn(event);
-        if self.to_stderr {
-            eprintln!("{line}");
-        } else {
-            log(&line);
-        }
-    }
+/// Reports a file the session skipped or a saved state it ignored: a `warning` event
+/// in the run's log, and a warning line to the observer.
+fn warn(run: &RunDir, obs: &SharedObserver, event: Event) {
+    obs.warn(&run.warn(event));
 }
 
 impl std::fmt::Debug for TrainSession {
@@ -251,8 +218,8 @@ fn chunk_meta() -> ChunkMeta {
 fn load_supervised(
     files: &[PathBuf],
     held_out_permille: u32,
-    warnings: &Warnings,
-    log: &mut dyn FnMut(&str),
+    run: &RunDir,
+    obs: &SharedObserver,
 ) -> Result<Supervised> {
     let split = SplitConfig {
         held_out_permille,
@@ -270,14 +237,15 @@ fn load_supervised(
         }
     }
     for (path, n, first) in by_file {
-        warnings.warn(
+        warn(
+            run,
+            obs,
             Event::file_warning(
                 WarningWhat::PgnGame,
                 path,
                 WarningAction::Skipped,
                 format!("{n} game(s) cannot be read, the first: {}", first.error),
             ),
-            log,
         );
     }
     let train = Window::from_chunk("pgn-train", data.train);
@@ -288,7 +256,7 @@ fn load_supervised(
             skipped.len()
         );
     }
-    log(&format!(
+    obs.log(&format!(
         "PGN records: {} training positions, {} held-out positions",
         train.len(),
         held_out.len()
@@ -305,6 +273,7 @@ impl TrainSession {
     /// (its data cursors and window manifest included) or starts a new network.
     /// `pgn` (non-empty) trains on those records only, as `xqz train --pgn` does;
     /// otherwise the run's self-play data is used, after `[train.pretrain]` on a new run.
+    /// Log lines, warnings and every step (a [`Task::Train`]) go to `obs`.
     ///
     /// # Errors
     /// A checkpoint that contradicts the config, unreadable PGN files, an unwritable run.
@@ -312,28 +281,30 @@ impl TrainSession {
         run: &RunDir,
         cfg: &TrainSection,
         pgn: &[PathBuf],
-        progress: Progress,
-        quiet: bool,
-        log: &mut dyn FnMut(&str),
+        obs: &SharedObserver,
     ) -> Result<TrainSession> {
-        let warnings = Warnings {
-            run: run.clone(),
-            to_stderr: quiet,
-        };
         let fresh = xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())?.is_empty();
         let mut trainer = Trainer::open(run.root(), cfg.trainer.clone())
             .with_context(|| format!("cannot open the trainer of {}", run.root().display()))?;
-        trainer.set_progress(progress);
-        trainer.set_tensorboard_dir(run.logs_dir().join("train"));
+        trainer.set_tensorboard_dir(run.train_logs_dir());
         let checkpoint = || {
             xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())
                 .ok()
                 .and_then(|mut c| c.pop())
                 .map_or_else(|| run.checkpoints_dir(), |(_, p)| p)
         };
+        if !fresh {
+            obs.log(&format!(
+                "resumed {} at step {}",
+                checkpoint().display(),
+                trainer.step_count()
+            ));
+        }
         let mut saved: SavedData = match trainer.data_cursor() {
             Some(v) => serde_json::from_value(v.clone()).unwrap_or_else(|e| {
-                warnings.warn(
+                warn(
+                    run,
+                    obs,
                     Event::file_warning(
                         WarningWhat::Checkpoint,
                         checkpoint(),
@@ -342,7 +313,6 @@ impl TrainSession {
                             "its data cursor cannot be read ({e}); the data streams start afresh"
                         ),
                     ),
-                    log,
                 );
                 SavedData::default()
             }),
@@ -357,7 +327,7 @@ impl TrainSession {
                 .as_ref()
                 .map_or(50, |p| p.held_out_permille);
             // Loaded now: the PGN files are the only data, so errors should come first.
-            supervised = Some(load_supervised(pgn, permille, &warnings, log)?);
+            supervised = Some(load_supervised(pgn, permille, run, obs)?);
             Some((pgn.to_vec(), permille))
         } else if let Some(p) = &cfg.data.pretrain {
             if fresh {
@@ -378,14 +348,15 @@ impl TrainSession {
         if !supervised_only && let Some(m) = &saved.manifest {
             match selfplay.loader.load_manifest(m) {
                 Ok(w) => selfplay.window = Some(Arc::new(w)),
-                Err(e) => warnings.warn(
+                Err(e) => warn(
+                    run,
+                    obs,
                     Event::file_warning(
                         WarningWhat::Checkpoint,
                         checkpoint(),
                         WarningAction::Ignored,
                         format!("its replay window cannot be rebuilt ({e}); using the newest data"),
                     ),
-                    log,
                 ),
             }
         }
@@ -406,19 +377,14 @@ impl TrainSession {
             last_saved,
             interval: EventInterval::new(),
             holdout_top1: None,
-            observer: None,
-            warnings,
+            obs: obs.clone(),
+            task: None,
         })
     }
 
     /// Optimiser steps of the run so far.
     pub fn step(&self) -> u64 {
         self.trainer.step_count()
-    }
-
-    /// Calls `observer` after every step from now on (`None`: no more calls).
-    pub fn set_observer(&mut self, observer: Option<StepObserver>) {
-        self.observer = observer;
     }
 
     /// The step where the current stretch ends, as far as is known now (see
@@ -483,23 +449,23 @@ impl TrainSession {
     }
 
     /// Loads the PGN records on first use.
-    fn ensure_supervised(&mut self, log: &mut dyn FnMut(&str)) -> Result<&mut Supervised> {
+    fn ensure_supervised(&mut self) -> Result<&mut Supervised> {
         if self.supervised.is_none() {
             let (files, permille) = self
                 .supervised_files
                 .as_ref()
                 .context("no PGN records configured")?;
-            self.supervised = Some(load_supervised(files, *permille, &self.warnings, log)?);
+            self.supervised = Some(load_supervised(files, *permille, &self.run, &self.obs)?);
         }
         self.supervised.as_mut().context("no PGN records loaded")
     }
 
     /// The next supervised batch.
-    fn supervised_batch(&mut self, log: &mut dyn FnMut(&str)) -> Result<Batch> {
+    fn supervised_batch(&mut self) -> Result<Batch> {
         let bcfg = self.batch_config(self.cfg.trainer.seed ^ 0x5eed_0001);
         let pcfg = self.prefetch_config();
         let saved = self.saved.supervised;
-        let sup = self.ensure_supervised(log)?;
+        let sup = self.ensure_supervised()?;
         if sup.prefetcher.is_none() {
             let cursor = match saved {
                 Some(c) => DataCursor {
@@ -524,26 +490,27 @@ impl TrainSession {
     }
 
     /// Rescans `RUN/data`; adopts the new window when `adopt` (or when there is none).
-    fn refresh(&mut self, adopt: bool, log: &mut dyn FnMut(&str)) -> Result<()> {
+    fn refresh(&mut self, adopt: bool) -> Result<()> {
         let (window, report) = self
             .selfplay
             .loader
             .refresh()
             .with_context(|| format!("cannot read {}", self.run.data_dir().display()))?;
-        self.warn_skipped(report.skipped, log);
+        self.warn_skipped(report.skipped);
         for path in &report.removed {
-            self.warnings.warn(
+            warn(
+                &self.run,
+                &self.obs,
                 Event::file_warning(
                     WarningWhat::Chunk,
                     path,
                     WarningAction::Removed,
                     "the temporary file of a write cut short (over an hour old)",
                 ),
-                log,
             );
         }
         self.selfplay.positions = report.total_records;
-        self.compact(&window, report.target, log);
+        self.compact(&window, report.target);
         let changed = self
             .selfplay
             .window
@@ -559,17 +526,18 @@ impl TrainSession {
         Ok(())
     }
 
-    /// A `warning` event (and log line) for each chunk that could not be read.
-    fn warn_skipped(&mut self, skipped: Vec<xq_data::ChunkFileError>, log: &mut dyn FnMut(&str)) {
+    /// A `warning` event (and warning line) for each chunk that could not be read.
+    fn warn_skipped(&self, skipped: Vec<xq_data::ChunkFileError>) {
         for e in skipped {
-            self.warnings.warn(
+            warn(
+                &self.run,
+                &self.obs,
                 Event::file_warning(
                     WarningWhat::Chunk,
                     &e.path,
                     WarningAction::Skipped,
                     e.source.to_string(),
                 ),
-                log,
             );
         }
     }
@@ -579,7 +547,7 @@ impl TrainSession {
     /// window just scanned), of the window in use and of the saved manifest, which must
     /// stay loadable by name. A failure is a warning and pauses compaction for ten
     /// minutes; an unreadable old chunk is a warning once.
-    fn compact(&mut self, fresh: &Window, target: u64, log: &mut dyn FnMut(&str)) {
+    fn compact(&mut self, fresh: &Window, target: u64) {
         const PAUSE: Duration = Duration::from_secs(600);
         let files = self.cfg.data.compact_files;
         if files < 2
@@ -603,9 +571,9 @@ impl TrainSession {
             .compact(target.saturating_mul(2), files, &protect)
         {
             Ok(c) => {
-                self.warn_skipped(c.skipped, log);
+                self.warn_skipped(c.skipped);
                 if c.written > 0 {
-                    log(&format!(
+                    self.obs.log(&format!(
                         "data: {} old chunk files merged into {} ({} positions)",
                         c.merged_files, c.written, c.records
                     ));
@@ -613,14 +581,15 @@ impl TrainSession {
             }
             Err(e) => {
                 self.selfplay.compact_after = Some(Instant::now() + PAUSE);
-                self.warnings.warn(
+                warn(
+                    &self.run,
+                    &self.obs,
                     Event::file_warning(
                         WarningWhat::Chunk,
                         self.run.data_dir(),
                         WarningAction::Skipped,
                         format!("chunk compaction paused for ten minutes: {e}"),
                     ),
-                    log,
                 );
             }
         }
@@ -673,12 +642,7 @@ impl TrainSession {
     ///
     /// # Errors
     /// Unreadable data directory, a diverged loss, unwritable checkpoints or events.
-    pub fn train(
-        &mut self,
-        target: TrainTarget,
-        stop: &AtomicBool,
-        log: &mut dyn FnMut(&str),
-    ) -> Result<TrainProgress> {
+    pub fn train(&mut self, target: TrainTarget, stop: &AtomicBool) -> Result<TrainProgress> {
         let start = self.trainer.step_count();
         let limit = match target {
             TrainTarget::Steps(n) => Some(n),
@@ -698,23 +662,23 @@ impl TrainSession {
             // A record batch: pre-training, or a mixed-in step after it.
             let mut from_records = supervised;
             let batch = if supervised {
-                self.supervised_batch(log)?
+                self.supervised_batch()?
             } else {
                 let step = self.trainer.step_count();
                 let due =
                     step.saturating_sub(self.selfplay.window_step) >= self.cfg.data.refresh_every;
                 if due || self.selfplay.window.is_none() {
-                    self.refresh(true, log)?;
+                    self.refresh(true)?;
                 }
                 if !self.selfplay_allowed() {
-                    self.refresh(false, log)?;
+                    self.refresh(false)?;
                 }
                 if !self.selfplay_allowed() {
                     if matches!(target, TrainTarget::Paced { .. }) {
                         break StopReason::NeedData;
                     }
                     if !waiting_logged {
-                        log(&format!(
+                        self.obs.log(&format!(
                             "waiting for self-play data ({} positions; min_positions {}, samples_per_position {})",
                             self.selfplay.positions,
                             self.cfg.data.min_positions,
@@ -734,7 +698,7 @@ impl TrainSession {
                 waiting_logged = false;
                 if self.mix_due() {
                     from_records = true;
-                    self.supervised_batch(log)?
+                    self.supervised_batch()?
                 } else {
                     self.selfplay_batch()?
                 }
@@ -744,20 +708,20 @@ impl TrainSession {
                 self.trainer.step(&host)?
             };
             self.recycle(batch, from_records);
-            self.after_step(&stats, supervised, from_records, &mut candidates, log)?;
-            if self.observer.is_some() {
-                let view = StepView {
-                    step: stats.step,
-                    samples: self.trainer.samples_seen(),
-                    total_loss: stats.total_loss,
-                    policy_accuracy: stats.policy_accuracy,
-                    supervised,
-                    end: self.stretch_end(limit.map(|n| start + n)),
-                };
-                if let Some(f) = &mut self.observer {
-                    f(&view);
-                }
-            }
+            self.after_step(&stats, supervised, from_records, &mut candidates)?;
+            let view = StepView {
+                step: stats.step,
+                samples: self.trainer.samples_seen(),
+                total_loss: stats.total_loss,
+                policy_accuracy: stats.policy_accuracy,
+                supervised,
+                end: self.stretch_end(limit.map(|n| start + n)),
+                logged: stats.logged,
+            };
+            let obs = &self.obs;
+            self.task
+                .get_or_insert_with(|| obs.begin(Task::Train))
+                .update(Update::Train(&view));
         };
         let step = self.trainer.step_count();
         if self.last_saved.as_ref().is_none_or(|(s, _)| *s != step) && step > 0 {
@@ -801,16 +765,17 @@ impl TrainSession {
 
     /// Turns the trainer's TensorBoard failure (a full disk), if any, into a warning:
     /// the curves stop, training goes on.
-    fn warn_if_tensorboard_stopped(&mut self, log: &mut dyn FnMut(&str)) {
+    fn warn_if_tensorboard_stopped(&mut self) {
         if let Some(e) = self.trainer.take_tensorboard_failure() {
-            self.warnings.warn(
+            warn(
+                &self.run,
+                &self.obs,
                 Event::file_warning(
                     WarningWhat::Tensorboard,
-                    self.run.logs_dir().join("train"),
+                    self.run.train_logs_dir(),
                     WarningAction::Stopped,
                     format!("TensorBoard logging stopped: {e}"),
                 ),
-                log,
             );
         }
     }
@@ -825,9 +790,8 @@ impl TrainSession {
         supervised: bool,
         from_records: bool,
         candidates: &mut Vec<ModelRef>,
-        log: &mut dyn FnMut(&str),
     ) -> Result<()> {
-        self.warn_if_tensorboard_stopped(log);
+        self.warn_if_tensorboard_stopped();
         let d = &self.cfg.data;
         let (event_every, holdout_every, candidate_every) =
             (d.event_every, d.holdout_every, d.candidate_every);
@@ -872,10 +836,10 @@ impl TrainSession {
         let holdout_due = holdout_every > 0 && step.is_multiple_of(holdout_every);
         if (holdout_due || pretrain_done)
             && self.has_supervised()
-            && !self.ensure_supervised(log)?.held_out.is_empty()
+            && !self.ensure_supervised()?.held_out.is_empty()
         {
-            let h = self.holdout(log)?;
-            log(&format!(
+            let h = self.holdout()?;
+            self.obs.log(&format!(
                 "step {step}: held-out top-1 {:.3} (uniform {:.3}) policy loss {:.3} on {} positions",
                 h.policy_top1, h.uniform_top1, h.policy_loss, h.positions
             ));
@@ -891,7 +855,7 @@ impl TrainSession {
                 _ => self.save()?,
             };
             let m = self.run.publish_candidate(&path, step)?;
-            log(&format!("candidate {} published", m.name));
+            self.obs.log(&format!("candidate {} published", m.name));
             self.last_candidate = step;
             candidates.push(m);
         }
@@ -903,11 +867,11 @@ impl TrainSession {
     ///
     /// # Errors
     /// No held-out split, or a failed forward pass.
-    pub fn holdout(&mut self, log: &mut dyn FnMut(&str)) -> Result<HoldoutStats> {
+    pub fn holdout(&mut self) -> Result<HoldoutStats> {
         if !self.has_supervised() {
             bail!("no PGN records: no held-out split");
         }
-        self.ensure_supervised(log)?;
+        self.ensure_supervised()?;
         let sup = self.supervised.as_ref().context("no PGN records loaded")?;
         let window = &sup.held_out;
         let n = window.len().min(self.cfg.data.holdout_max.max(1));
@@ -947,7 +911,7 @@ impl TrainSession {
         self.trainer
             .log_scalar("holdout/policy_loss", h.policy_loss);
         self.trainer.log_scalar("holdout/value_loss", h.value_loss);
-        self.warn_if_tensorboard_stopped(log);
+        self.warn_if_tensorboard_stopped();
         self.holdout_top1 = Some(h.policy_top1);
         Ok(h)
     }
@@ -957,9 +921,9 @@ impl TrainSession {
 /// newest checkpoint), runs `[train.pretrain]` first on a new run, then trains on the
 /// self-play data as far as the pacing allows, up to step `max_step` when given; saves a
 /// checkpoint and returns the run's step count. Returns early, with a checkpoint, when
-/// `stop` is raised. `observer` (a progress display) sees every step. A loop that trains
-/// while self-play runs uses [`train_concurrently`] instead (no reload of the network
-/// and window per call).
+/// `stop` is raised. `obs` gets the session's lines and steps (as
+/// [`TrainSession::open`]). A loop that trains while self-play runs uses
+/// [`train_concurrently`] instead (no reload of the network and window per call).
 ///
 /// # Errors
 /// As [`TrainSession::open`] and [`TrainSession::train`].
@@ -968,21 +932,17 @@ pub fn train_until(
     cfg: &TrainSection,
     max_step: Option<u64>,
     stop: &AtomicBool,
-    observer: Option<StepObserver>,
-    log: &mut dyn FnMut(&str),
+    obs: &SharedObserver,
 ) -> Result<u64> {
     if stop.load(Ordering::Relaxed) || !may_train(run, cfg, max_step)? {
         return current_step(run);
     }
-    let mut session = TrainSession::open(run, cfg, &[], Progress::Off, false, log)?;
+    let mut session = TrainSession::open(run, cfg, &[], obs)?;
     let max_steps = max_step.map(|m| m.saturating_sub(session.step()));
     if max_steps == Some(0) {
         return Ok(session.step());
     }
-    session.set_observer(observer);
-    Ok(session
-        .train(TrainTarget::Paced { max_steps }, stop, log)?
-        .step)
+    Ok(session.train(TrainTarget::Paced { max_steps }, stop)?.step)
 }
 
 /// The training side of a concurrent run loop: until `stop` is raised or step
@@ -990,7 +950,8 @@ pub fn train_until(
 /// the data runs out (as [`train_until`] does), and looks for new self-play data every
 /// `poll`. One [`TrainSession`] serves the whole phase, opened when the first step is
 /// possible (before that only the cheap look of [`may_train`] runs), so the network,
-/// the optimiser and the replay window are loaded once. Returns the run's step count.
+/// the optimiser and the replay window are loaded once, and `obs` sees one training
+/// task for the phase. Returns the run's step count.
 ///
 /// # Errors
 /// As [`TrainSession::open`] and [`TrainSession::train`].
@@ -1000,20 +961,17 @@ pub fn train_concurrently(
     max_step: Option<u64>,
     stop: &AtomicBool,
     poll: Duration,
-    mut observer: Option<StepObserver>,
-    log: &mut dyn FnMut(&str),
+    obs: &SharedObserver,
 ) -> Result<u64> {
     let mut session: Option<TrainSession> = None;
     let mut step = current_step(run)?;
     while !stop.load(Ordering::SeqCst) && max_step.is_none_or(|m| step < m) {
         if session.is_none() && may_train(run, cfg, max_step)? {
-            let mut s = TrainSession::open(run, cfg, &[], Progress::Off, false, log)?;
-            s.set_observer(observer.take());
-            session = Some(s);
+            session = Some(TrainSession::open(run, cfg, &[], obs)?);
         }
         if let Some(s) = &mut session {
             let max_steps = max_step.map(|m| m.saturating_sub(s.step()));
-            step = s.train(TrainTarget::Paced { max_steps }, stop, log)?.step;
+            step = s.train(TrainTarget::Paced { max_steps }, stop)?.step;
             if max_step.is_some_and(|m| step >= m) {
                 break;
             }
@@ -1081,89 +1039,60 @@ pub fn current_step(run: &RunDir) -> Result<u64> {
     )
 }
 
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    /// Run directory: data from DIR/data, checkpoints in DIR/checkpoints.
-    pub run: PathBuf,
-    /// Config file whose [train] section is used (default: DIR/config.toml if it
-    /// exists, else the built-in defaults); the whole file is read and checked, as
-    /// `xqz run` reads it.
-    pub config: Option<PathBuf>,
-    /// Optimiser steps to take in this invocation. On self-play data this waits (and
-    /// says so) whenever the pacing holds training back, until self-play writes more.
-    /// Default: as far as the pacing allows now on self-play data; with --pgn,
-    /// `[train.pretrain] steps` or 1000.
-    pub steps: Option<u64>,
-    /// Train on these PGN files (ICCS moves) instead of the run's self-play data.
-    pub pgn: Vec<PathBuf>,
-    /// Plain log lines even on a terminal.
-    pub log_lines: bool,
-    /// No progress output, only the summary.
-    pub quiet: bool,
+/// What one `xqz train` invocation did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Trained {
+    pub progress: TrainProgress,
+    /// The held-out evaluation at the end, when the PGN records have a held-out split.
+    pub holdout: Option<HoldoutStats>,
 }
 
-pub fn run(args: Options) -> Result<()> {
-    let run = RunDir::open(&args.run)?;
-    let mut cfg = RunConfig::for_run(&run, args.config.as_deref())?.train;
-    if let (Some(n), 0) = (args.steps, cfg.trainer.total_steps) {
-        // The progress bar's ETA: this invocation ends at the current step + N.
-        cfg.trainer.total_steps = current_step(&run)? + n;
-    }
-    let progress = if args.quiet {
-        Progress::Off
-    } else if args.log_lines {
-        Progress::Lines
-    } else {
-        Progress::Auto
-    };
-    let quiet = args.quiet;
-    let mut log = |line: &str| {
-        if !quiet {
-            eprintln!("{line}");
-        }
-    };
-    let mut session = TrainSession::open(&run, &cfg, &args.pgn, progress, quiet, &mut log)?;
-    let target = match (args.steps, args.pgn.is_empty()) {
+/// `xqz train`: `steps` more optimiser steps (on self-play data waiting, and saying
+/// so, whenever the pacing holds training back), or without `steps` as far as the
+/// pacing allows now. With `pgn` files it trains on those records only, by default
+/// `[train.pretrain] steps` (or 1000) steps, and ends with the held-out evaluation.
+/// The session's lines and steps go to `obs`.
+///
+/// # Errors
+/// As [`TrainSession::open`], [`TrainSession::train`] and [`TrainSession::holdout`].
+pub fn train_once(
+    run: &RunDir,
+    cfg: &TrainSection,
+    steps: Option<u64>,
+    pgn: &[PathBuf],
+    obs: &SharedObserver,
+) -> Result<Trained> {
+    let mut session = TrainSession::open(run, cfg, pgn, obs)?;
+    let target = match (steps, pgn.is_empty()) {
         (Some(n), _) => TrainTarget::Steps(n),
         (None, false) => TrainTarget::Steps(cfg.data.pretrain.as_ref().map_or(1000, |p| p.steps)),
         (None, true) => TrainTarget::Paced { max_steps: None },
     };
-    let stop = AtomicBool::new(false);
-    let p = session.train(target, &stop, &mut log)?;
-    if session
+    let progress = session.train(target, &AtomicBool::new(false))?;
+    let holdout = if session
         .supervised
         .as_ref()
         .is_some_and(|s| !s.held_out.is_empty())
     {
-        let h = session.holdout(&mut log)?;
-        println!(
-            "held-out top-1 {:.4} (uniform baseline {:.4}) policy loss {:.4} on {} positions",
-            h.policy_top1, h.uniform_top1, h.policy_loss, h.positions
-        );
-    }
-    if p.reason == StopReason::NeedData {
-        println!(
-            "stopped for more self-play data: {} positions, {} self-play samples trained",
-            p.positions, p.selfplay_samples
-        );
-    }
-    println!(
-        "step {} ({} this run), {} samples",
-        p.step, p.steps_taken, p.samples
-    );
-    match &p.checkpoint {
-        Some(path) => println!("checkpoint {}", path.display()),
-        None => println!("no checkpoint written (no steps taken)"),
-    }
-    Ok(())
+        Some(session.holdout()?)
+    } else {
+        None
+    };
+    Ok(Trained { progress, holdout })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::{config::train::PretrainSection, progress::testing::Recorder};
+
+    /// An observer that drops everything.
+    fn quiet() -> SharedObserver {
+        Recorder::new(false).1
+    }
 
     fn tiny() -> TrainSection {
-        crate::run::RunConfig::parse(
+        crate::config::RunConfig::parse(
             r#"
             [train]
             batch_size = 16
@@ -1222,20 +1151,17 @@ mod tests {
         let cfg = tiny();
         assert_eq!(current_step(&run).unwrap(), 0);
         assert_eq!(
-            train_until(&run, &cfg, Some(3), &stop, None, &mut |_| {}).unwrap(),
+            train_until(&run, &cfg, Some(3), &stop, &quiet()).unwrap(),
             3
         );
         assert_eq!(current_step(&run).unwrap(), 3);
         assert_eq!(
-            train_until(&run, &cfg, Some(5), &stop, None, &mut |_| {}).unwrap(),
+            train_until(&run, &cfg, Some(5), &stop, &quiet()).unwrap(),
             5
         );
         // A raised stop flag returns at once, keeping the step count.
         stop.store(true, Ordering::Relaxed);
-        assert_eq!(
-            train_until(&run, &cfg, None, &stop, None, &mut |_| {}).unwrap(),
-            5
-        );
+        assert_eq!(train_until(&run, &cfg, None, &stop, &quiet()).unwrap(), 5);
     }
 
     #[test]
@@ -1246,9 +1172,9 @@ mod tests {
         cfg.data.samples_per_position = 0.5;
         let p1 = random_games(&run, 2, 1) as u64;
         let stop = AtomicBool::new(false);
-        let mut s = TrainSession::open(&run, &cfg, &[], Progress::Off, false, &mut |_| {}).unwrap();
+        let mut s = TrainSession::open(&run, &cfg, &[], &quiet()).unwrap();
         let a = s
-            .train(TrainTarget::Paced { max_steps: None }, &stop, &mut |_| {})
+            .train(TrainTarget::Paced { max_steps: None }, &stop)
             .unwrap();
         assert_eq!(a.reason, StopReason::NeedData);
         assert_eq!(a.step, p1 / 2 / 16);
@@ -1256,7 +1182,7 @@ mod tests {
         assert_eq!(a.positions, p1);
         let p2 = random_games(&run, 2, 2) as u64;
         let b = s
-            .train(TrainTarget::Paced { max_steps: None }, &stop, &mut |_| {})
+            .train(TrainTarget::Paced { max_steps: None }, &stop)
             .unwrap();
         assert_eq!(b.step, (p1 + p2) / 2 / 16);
         assert_eq!(
@@ -1270,13 +1196,13 @@ mod tests {
         drop(s);
         assert!(!may_train(&run, &cfg, None).unwrap());
         assert_eq!(
-            train_until(&run, &cfg, None, &stop, None, &mut |_| {}).unwrap(),
+            train_until(&run, &cfg, None, &stop, &quiet()).unwrap(),
             b.step
         );
         random_games(&run, 2, 3);
         assert!(may_train(&run, &cfg, None).unwrap());
         assert!(!may_train(&run, &cfg, Some(b.step)).unwrap());
-        assert!(train_until(&run, &cfg, None, &stop, None, &mut |_| {}).unwrap() > b.step);
+        assert!(train_until(&run, &cfg, None, &stop, &quiet()).unwrap() > b.step);
     }
 
     #[test]
@@ -1293,7 +1219,7 @@ mod tests {
         std::fs::write(&pgn, &master[..cut]).unwrap();
         let mut cfg = tiny();
         cfg.data.samples_per_position = 0.5;
-        cfg.data.pretrain = Some(config::PretrainSection {
+        cfg.data.pretrain = Some(PretrainSection {
             pgn: vec![pgn],
             steps: 2,
             held_out_permille: 0,
@@ -1301,11 +1227,10 @@ mod tests {
         });
         let positions = random_games(&run, 2, 1) as u64;
         let selfplay_steps = positions / 2 / 16;
-        let mut session =
-            TrainSession::open(&run, &cfg, &[], Progress::Off, false, &mut |_| {}).unwrap();
+        let mut session = TrainSession::open(&run, &cfg, &[], &quiet()).unwrap();
         let stop = AtomicBool::new(false);
         let p = session
-            .train(TrainTarget::Paced { max_steps: None }, &stop, &mut |_| {})
+            .train(TrainTarget::Paced { max_steps: None }, &stop)
             .unwrap();
         assert_eq!(p.reason, StopReason::NeedData);
         // Steps 1-2 pre-train; after that every third step (3, 6, …) is on records.
@@ -1320,28 +1245,68 @@ mod tests {
         let run = RunDir::open(dir.path()).unwrap();
         let mut cfg = tiny();
         cfg.data.samples_per_position = 0.5;
+        cfg.trainer.log_every = 2;
         let p = random_games(&run, 2, 1) as u64;
-        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
         let stop = AtomicBool::new(false);
-        let sink = seen.clone();
-        let observer: StepObserver = Box::new(move |v: &StepView| sink.lock().unwrap().push(*v));
-        let step = train_until(&run, &cfg, None, &stop, Some(observer), &mut |_| {}).unwrap();
-        let seen = seen.lock().unwrap();
+        let (recorder, obs) = Recorder::new(false);
+        let step = train_until(&run, &cfg, None, &stop, &obs).unwrap();
         assert_eq!(step, p / 2 / 16);
+        let seen = recorder.steps.lock().unwrap().clone();
         assert_eq!(
             seen.iter().map(|v| v.step).collect::<Vec<_>>(),
             (1..=step).collect::<Vec<_>>()
         );
         assert!(seen.iter().all(|v| !v.supervised && v.end == Some(step)));
         assert_eq!(seen.last().unwrap().samples, step * 16);
+        // The trainer's logging intervals end every `log_every` steps.
+        assert!(
+            seen.iter()
+                .all(|v| v.logged.is_some() == v.step.is_multiple_of(2)),
+            "{seen:?}"
+        );
+        // One task, begun at the first step and ended with the session.
+        let lines = recorder.lines();
+        assert_eq!(lines.first().unwrap(), "begin Train");
+        assert_eq!(lines.last().unwrap(), "end Train");
         // A step limit bounds the stretch too.
         random_games(&run, 4, 2);
-        let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let sink = seen.clone();
-        let observer: StepObserver = Box::new(move |v: &StepView| sink.lock().unwrap().push(*v));
+        let (recorder, obs) = Recorder::new(false);
         let limit = step + 2;
-        train_until(&run, &cfg, Some(limit), &stop, Some(observer), &mut |_| {}).unwrap();
-        assert!(seen.lock().unwrap().iter().all(|v| v.end == Some(limit)));
+        train_until(&run, &cfg, Some(limit), &stop, &obs).unwrap();
+        assert!(
+            recorder
+                .steps
+                .lock()
+                .unwrap()
+                .iter()
+                .all(|v| v.end == Some(limit))
+        );
+    }
+
+    #[test]
+    fn a_resumed_session_says_where_it_resumed_and_warnings_go_to_the_observer() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let cfg = tiny();
+        random_games(&run, 4, 1);
+        let stop = AtomicBool::new(false);
+        train_until(&run, &cfg, Some(2), &stop, &quiet()).unwrap();
+        std::fs::write(run.data_dir().join("bad-00000001.xqc"), b"not a chunk").unwrap();
+        let (recorder, obs) = Recorder::new(false);
+        train_until(&run, &cfg, Some(3), &stop, &obs).unwrap();
+        let lines = recorder.lines();
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("log resumed ") && l.ends_with(" at step 2")),
+            "{lines:?}"
+        );
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.starts_with("warn ") && l.contains("bad-00000001.xqc")),
+            "{lines:?}"
+        );
     }
 
     #[test]
@@ -1351,32 +1316,30 @@ mod tests {
         let mut cfg = tiny();
         cfg.data.samples_per_position = 0.5;
         let stop = AtomicBool::new(false);
-        let steps = Arc::new(std::sync::Mutex::new(Vec::new()));
-        let sink = steps.clone();
-        let observer: StepObserver =
-            Box::new(move |v: &StepView| sink.lock().unwrap().push(v.step));
+        let (recorder, obs) = Recorder::new(false);
+        let steps = || -> Vec<u64> {
+            recorder
+                .steps
+                .lock()
+                .unwrap()
+                .iter()
+                .map(|v| v.step)
+                .collect()
+        };
         let wait_for = |n: u64| {
             let t = Instant::now();
-            while steps.lock().unwrap().last().copied().unwrap_or(0) < n {
+            while steps().last().copied().unwrap_or(0) < n {
                 assert!(t.elapsed() < Duration::from_secs(60), "no step {n}");
                 std::thread::sleep(Duration::from_millis(20));
             }
         };
         let step = std::thread::scope(|scope| {
             let h = scope.spawn(|| {
-                train_concurrently(
-                    &run,
-                    &cfg,
-                    None,
-                    &stop,
-                    Duration::from_millis(50),
-                    Some(observer),
-                    &mut |_| {},
-                )
+                train_concurrently(&run, &cfg, None, &stop, Duration::from_millis(50), &obs)
             });
             // No data yet: it waits without opening a trainer.
             std::thread::sleep(Duration::from_millis(300));
-            assert!(steps.lock().unwrap().is_empty());
+            assert!(steps().is_empty());
             let p1 = random_games(&run, 2, 1) as u64;
             wait_for(p1 / 2 / 16);
             // Caught up with the data: a checkpoint is saved, as train_until does.
@@ -1390,9 +1353,11 @@ mod tests {
             stop.store(true, Ordering::SeqCst);
             h.join().unwrap().unwrap()
         });
-        let steps = steps.lock().unwrap();
-        // Every step seen once, in order: one session (and one observer) for the phase.
-        assert_eq!(*steps, (1..=step).collect::<Vec<_>>());
+        // Every step seen once, in order: one session (and one task) for the phase.
+        assert_eq!(steps(), (1..=step).collect::<Vec<_>>());
+        let tasks = recorder.lines();
+        let begun = tasks.iter().filter(|l| *l == "begin Train").count();
+        assert_eq!(begun, 1, "{tasks:?}");
         assert_eq!(current_step(&run).unwrap(), step);
         // With a step limit it returns at the limit, from the same checkpoint.
         random_games(&run, 8, 3);
@@ -1404,8 +1369,7 @@ mod tests {
             Some(limit),
             &stop,
             Duration::from_millis(50),
-            None,
-            &mut |_| {},
+            &quiet(),
         )
         .unwrap();
         assert_eq!(end, limit);

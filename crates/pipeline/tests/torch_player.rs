@@ -14,7 +14,7 @@ use std::{
 use player_support::*;
 use xq_eval::{net::load_network, spec::PlayerSpec};
 use xq_nn::{Evaluator, UniformEvaluator};
-use xq_train::{Progress, Trainer};
+use xq_train::Trainer;
 
 /// A run directory with one checkpoint of a randomly initialised 1 × 8 network.
 fn tiny_run(tag: &str) -> PathBuf {
@@ -23,7 +23,6 @@ fn tiny_run(tag: &str) -> PathBuf {
     let _ = std::fs::remove_dir_all(&dir);
     let cfg = common::tiny_train_config(3);
     let mut t = Trainer::new(&dir, cfg).unwrap();
-    t.set_progress(Progress::Off);
     t.save_checkpoint().unwrap();
     dir
 }

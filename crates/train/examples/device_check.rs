@@ -15,7 +15,7 @@ use xq_core::Position;
 use xq_nn::{EvalInput, Evaluator};
 use xq_train::bench::evaluator_throughput;
 use xq_train::{
-    DeviceChoice, EvaluatorOptions, NetConfig, OwnedBatch, Precision, Progress, TorchEvaluator,
+    DeviceChoice, EvaluatorOptions, NetConfig, OwnedBatch, Precision, TorchEvaluator,
     TrainConfig, Trainer,
 };
 
@@ -45,7 +45,6 @@ fn main() {
             ..TrainConfig::default()
         };
         let mut t = Trainer::new(&run, cfg.clone()).unwrap_or_else(|e| fail(&e.to_string()));
-        t.set_progress(Progress::Off);
         let batch = OwnedBatch::synthetic(512, cfg.net.input_planes(), 1);
         let first = t
             .step(&batch.view())

@@ -22,7 +22,6 @@ use crate::batch::OwnedBatch;
 use crate::config::{DeviceChoice, NetConfig, OptimizerConfig, Precision, TrainConfig};
 use crate::error::TrainError;
 use crate::evaluator::{EvaluatorOptions, TorchEvaluator};
-use crate::logging::Progress;
 use crate::net::policy_gather_table;
 use crate::trainer::Trainer;
 
@@ -122,7 +121,6 @@ pub fn rust_train_throughput(opts: &TrainBenchOptions) -> Result<Throughput, Tra
         .collect();
     let result = (|| {
         let mut t = Trainer::new(&dir, cfg)?;
-        t.set_progress(Progress::Off);
         for s in 0..opts.warmup_steps {
             t.step(&batches[s % batches.len()].view())?;
         }
@@ -270,7 +268,6 @@ pub fn scratch_evaluator(
         ..TrainConfig::default()
     };
     let mut t = Trainer::new(dir, cfg)?;
-    t.set_progress(Progress::Off);
     t.save_checkpoint()?;
     drop(t);
     TorchEvaluator::load(dir, options)

@@ -2,7 +2,8 @@
 //!
 //! - [`net`]: the residual network ([`Net`]), configured by [`NetConfig`].
 //! - [`Trainer`]: optimiser steps on host batches ([`HostBatch`]), EMA, checkpoints
-//!   ([`checkpoint`]), TensorBoard scalars and progress output.
+//!   ([`checkpoint`]), and TensorBoard scalars (the trainer prints nothing:
+//!   progress reaches the caller as [`StepStats`]).
 //! - [`TorchEvaluator`]: the `xq_nn::Evaluator` over a checkpoint, for search and play.
 //! - [`bench`](mod@bench): trainer throughput against an equivalent PyTorch loop.
 //!
@@ -29,9 +30,8 @@ pub use error::TrainError;
 pub use evaluator::{
     EvaluatorOptions, TorchBackend, TorchEvaluator, WeightsChoice, register_backend,
 };
-pub use logging::Progress;
 pub use net::Net;
-pub use trainer::{EvalStats, Means, StepMeans, StepStats, Trainer};
+pub use trainer::{EvalStats, Logged, Means, StepMeans, StepStats, Trainer};
 
 /// Whether a CUDA device is usable by libtorch in this process.
 pub fn cuda_available() -> bool {

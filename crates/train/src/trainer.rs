@@ -25,7 +25,8 @@ use xq_nn::encode::{BOARD_FILES, BOARD_RANKS};
 use xq_nn::policy::POLICY_SIZE;
 
 use crate::batch::{DeviceBatch, HostBatch};
-use xq_data::layout::CHECKPOINTS_DIR;
+use xq_data::layout::{CHECKPOINTS_DIR, TENSORBOARD_DIR};
+use xq_run::tensorboard::TbLogger;
 
 use crate::checkpoint::{
     self, OptimizerState, Sidecar, list_checkpoints, read_tensors, stem, write_tensors,
@@ -33,13 +34,10 @@ use crate::checkpoint::{
 use crate::config::TrainConfig;
 use crate::ema::Ema;
 use crate::error::TrainError;
-use crate::logging::{Progress, ProgressOut, TbLogger, tags};
+use crate::logging::tags;
 use crate::loss::loss;
 use crate::net::Net;
 use crate::optim::{Optimizer, PackedVars};
-
-/// Name of the TensorBoard directory inside a run directory.
-pub const TENSORBOARD_DIR: &str = "tensorboard";
 
 /// What one training step measured.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -57,6 +55,18 @@ pub struct StepStats {
     pub grad_norm: f64,
     /// Learning rate used for this step.
     pub lr: f64,
+    /// On the steps that end a logging interval (every `log_every`): what the trainer
+    /// wrote to TensorBoard, for a caller's progress line. The trainer prints nothing.
+    pub logged: Option<Logged>,
+}
+
+/// The means of one logging interval of the trainer, as its TensorBoard rows hold them.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Logged {
+    pub means: Means,
+    /// The learning rate at the interval's last step.
+    pub lr: f64,
+    pub samples_per_second: f64,
 }
 
 /// Loss and accuracy of a batch evaluated without training (e.g. a held-out split).
@@ -71,8 +81,8 @@ pub struct EvalStats {
 }
 
 /// Step statistics summed over an interval, and their means: the one place where
-/// steps are averaged, for the trainer's TensorBoard rows and progress line and for the
-/// pipeline's `train` events (whose intervals differ).
+/// steps are averaged, for the trainer's TensorBoard rows (and so [`Logged`]) and for
+/// the pipeline's `train` events (whose intervals differ).
 #[derive(Debug, Clone)]
 pub struct StepMeans {
     steps: u64,
@@ -197,7 +207,6 @@ pub struct Trainer {
     tb: TbLogger,
     /// The failure that stopped TensorBoard logging, until the caller takes it.
     tb_failure: Option<TrainError>,
-    progress: ProgressOut,
     interval: Interval,
 }
 
@@ -271,9 +280,6 @@ impl Trainer {
         t.step = sc.step;
         t.samples_seen = sc.samples_seen;
         t.data_cursor = sc.data_cursor;
-        t.progress = ProgressOut::new(Progress::Auto, t.config.total_steps, t.step);
-        t.progress
-            .println(&format!("resumed {} at step {}", path.display(), t.step));
         Ok(t)
     }
 
@@ -313,7 +319,6 @@ impl Trainer {
         let vars = PackedVars::new(&vs.variables())?;
         let opt = Optimizer::new(config.optimizer.clone(), &vars)?;
         let ema = Ema::new(config.ema_decay, &vars, &ema_vs.variables())?;
-        let progress = ProgressOut::new(Progress::Auto, config.total_steps, 0);
         Ok(Trainer {
             tb: TbLogger::new(run_dir.join(TENSORBOARD_DIR)),
             tb_failure: None,
@@ -330,7 +335,6 @@ impl Trainer {
             samples_seen: 0,
             data_cursor: None,
             window_size: None,
-            progress,
             interval: Interval::new(),
             config,
         })
@@ -354,13 +358,8 @@ impl Trainer {
     /// [`Trainer::take_tensorboard_failure`].
     fn tb_scalar(&mut self, tag: &str, value: f64, step: u64) {
         if let Err(e) = self.tb.scalar(tag, value, step) {
-            self.tb_failure = Some(e);
+            self.tb_failure = Some(e.into());
         }
-    }
-
-    /// Chooses how progress is shown (default: bar on a terminal, lines otherwise).
-    pub fn set_progress(&mut self, mode: Progress) {
-        self.progress = ProgressOut::new(mode, self.config.total_steps, self.step);
     }
 
     /// One optimiser step on `batch`. A batch whose loss is NaN or infinite is refused
@@ -397,7 +396,7 @@ impl Trainer {
         self.ema.update()?;
         self.step += 1;
         self.samples_seen += batch.len as u64;
-        let stats = StepStats {
+        let mut stats = StepStats {
             step: self.step,
             samples: batch.len,
             total_loss: host[0],
@@ -407,28 +406,25 @@ impl Trainer {
             value_accuracy: host[4],
             grad_norm: host[5],
             lr,
+            logged: None,
         };
         self.interval.in_step += t0.elapsed();
-        self.record(&stats)?;
+        stats.logged = self.record(&stats);
         Ok(stats)
     }
 
-    fn record(&mut self, s: &StepStats) -> Result<(), TrainError> {
+    /// Adds a step to the logging interval; at its end, writes the interval's
+    /// TensorBoard rows and returns them.
+    fn record(&mut self, s: &StepStats) -> Option<Logged> {
         let iv = &mut self.interval;
         iv.means.add(s);
         let log_now = self.config.log_every > 0 && self.step.is_multiple_of(self.config.log_every);
+        if !log_now {
+            return None;
+        }
         let wall = iv.means.elapsed().as_secs_f64().max(1e-9);
         let rate = iv.means.samples_per_second();
         let m = iv.means.means();
-        self.progress.step(self.step, log_now, || {
-            format!(
-                "loss {:.4} (p {:.4} v {:.4}) top1 {:.3} lr {:.2e} {:.0} samples/s",
-                m.total_loss, m.policy_loss, m.value_loss, m.policy_accuracy, s.lr, rate
-            )
-        });
-        if !log_now {
-            return Ok(());
-        }
         let wait = 1.0 - (iv.in_step.as_secs_f64() / wall).min(1.0);
         let step = self.step;
         let mut rows = vec![
@@ -449,7 +445,11 @@ impl Trainer {
             self.tb_scalar(tag, v, step);
         }
         self.interval = Interval::new();
-        Ok(())
+        Some(Logged {
+            means: m,
+            lr: s.lr,
+            samples_per_second: rate,
+        })
     }
 
     /// Loss and accuracy of the EMA network on `batch`, without training (batch norm in
@@ -483,11 +483,6 @@ impl Trainer {
     pub fn log_scalar(&mut self, tag: &str, value: f64) {
         let step = self.step;
         self.tb_scalar(tag, value, step);
-    }
-
-    /// Prints a line through the progress output (above the bar on a terminal).
-    pub fn println(&self, line: &str) {
-        self.progress.println(line);
     }
 
     /// Whether `config.checkpoint_every` says the current step should be saved.

@@ -3,7 +3,7 @@
 
 use xq_data::supervised::add_game;
 use xq_data::{BatchConfig, Chunk, ChunkMeta, Window, assemble, read_pgn};
-use xq_train::{DeviceChoice, HostBatch, NetConfig, Progress, TrainConfig, Trainer};
+use xq_train::{DeviceChoice, HostBatch, NetConfig, TrainConfig, Trainer};
 
 #[test]
 fn supervised_batches_from_game_records_train_and_the_loss_falls() {
@@ -43,7 +43,6 @@ fn supervised_batches_from_game_records_train_and_the_loss_falls() {
     let dir = std::env::temp_dir().join(format!("xq-train-test-data-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let mut t = Trainer::new(&dir, cfg.clone()).unwrap();
-    t.set_progress(Progress::Off);
     let bcfg = BatchConfig {
         batch_size: 32,
         encoder: cfg.net.encoder(),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use std::process::Command;
 
 use xq_train::logging::tags;
-use xq_train::{DeviceChoice, NetConfig, OwnedBatch, Progress, TrainConfig, Trainer};
+use xq_train::{DeviceChoice, NetConfig, OwnedBatch, TrainConfig, Trainer};
 
 /// The project's Python (`$XQZ_PYTHON`, else `<workspace>/.venv/bin/python`).
 fn python() -> PathBuf {
@@ -52,7 +52,6 @@ fn tensorboard_reader_finds_every_training_scalar() {
     let planes = cfg.net.input_planes();
     {
         let mut t = Trainer::new(&dir, cfg).unwrap();
-        t.set_progress(Progress::Off);
         t.set_window_size(12345);
         for i in 0..4 {
             t.step(&OwnedBatch::synthetic(4, planes, i).view()).unwrap();

@@ -11,7 +11,7 @@ use xq_nn::encode::encode_into;
 use xq_nn::policy::{POLICY_SIZE, policy_index};
 use xq_nn::{EvalInput, Evaluator};
 use xq_train::{
-    DeviceChoice, EvaluatorOptions, NetConfig, OptimizerConfig, OwnedBatch, Progress,
+    DeviceChoice, EvaluatorOptions, NetConfig, OptimizerConfig, OwnedBatch,
     TorchEvaluator, TrainConfig, TrainError, Trainer, WeightsChoice,
 };
 
@@ -53,9 +53,7 @@ fn adamw() -> OptimizerConfig {
 }
 
 fn trainer(dir: &Path, cfg: TrainConfig) -> Trainer {
-    let mut t = Trainer::new(dir, cfg).unwrap();
-    t.set_progress(Progress::Off);
-    t
+    Trainer::new(dir, cfg).unwrap()
 }
 
 fn planes(cfg: &TrainConfig) -> usize {
@@ -131,7 +129,6 @@ fn resumed_run_matches_an_uninterrupted_one_exactly() {
         first.save_checkpoint().unwrap();
         drop(first);
         let mut resumed = Trainer::resume(&split_dir, cfg.clone()).unwrap();
-        resumed.set_progress(Progress::Off);
         assert_eq!(resumed.step_count(), 2);
         assert_eq!(
             resumed.data_cursor(),

@@ -585,12 +585,12 @@ impl Drop for Hog {
 
 /// `xqz bench contention`: see [`What::Contention`].
 fn bench_contention(a: &ContentionArgs) -> Result<()> {
-    use xq_selfplay::{ProgressMode, RunOptions, Snapshot};
+    use xq_selfplay::{RunOptions, Snapshot};
     ensure!(
         a.seconds > 0.0 && a.rounds > 0,
         "--seconds and --rounds must be positive"
     );
-    let cfg = xq_pipeline::run::RunConfig::load(&a.config)?;
+    let cfg = xq_pipeline::config::RunConfig::load(&a.config)?;
     let mut selfplay = cfg.selfplay.clone();
     if let Some(t) = a.threads {
         selfplay.threads = t;
@@ -651,7 +651,6 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
                 games: None,
                 seed,
                 worker_id: Some("bench".into()),
-                progress: ProgressMode::Quiet,
                 deadline: Some(Instant::now() + std::time::Duration::from_secs_f64(a.seconds)),
                 ..RunOptions::default()
             };

@@ -1,7 +1,27 @@
-//! The command-line arguments of the training commands, turned into xq-pipeline's
-//! options (the pipeline decides; this file only spells the flags).
+//! The training commands (`run`, `selfplay`, `train`, `gate`): their flags, the call
+//! into xq-pipeline, and what they print. The pipeline decides and returns what it
+//! did; this file spells the flags and the output.
 
-use std::path::PathBuf;
+use std::{
+    path::PathBuf,
+    sync::{Arc, atomic::AtomicBool},
+};
+
+use anyhow::{Result, bail};
+use xq_pipeline::{
+    config::RunConfig,
+    gate::{GateProgress, gate_once},
+    run::RunSummary,
+    selfplay::{Session, accepted_network, play},
+    train::{StopReason, train_once},
+};
+use xq_run::{
+    RunDir,
+    report::{elo_fields, fmt_elo},
+};
+use xq_selfplay::SelfplayConfig;
+
+use crate::bars;
 
 #[derive(clap::Args, Debug)]
 pub struct RunArgs {
@@ -13,25 +33,40 @@ pub struct RunArgs {
     run: Option<PathBuf>,
 }
 
-impl From<RunArgs> for xq_pipeline::run::Options {
-    fn from(a: RunArgs) -> Self {
-        xq_pipeline::run::Options {
-            config: a.config,
-            run: a.run,
-        }
+/// The flags of a command that works on an existing run: which run, which config.
+#[derive(clap::Args, Debug)]
+pub struct RunDirArgs {
+    /// Run directory: self-play chunks in DIR/data and PGN records in DIR/games,
+    /// checkpoints in DIR/checkpoints, networks in DIR/models.
+    #[arg(long, value_name = "DIR")]
+    run: PathBuf,
+    /// The run's config file; the whole file is read and checked, as `xqz run` does
+    /// (default: DIR/config.toml if it exists, else the built-in defaults).
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+/// How a long command shows its progress.
+#[derive(clap::Args, Debug)]
+pub struct ProgressArgs {
+    /// Progress as plain log lines even on a terminal.
+    #[arg(long)]
+    log_lines: bool,
+    /// No progress output, only the summary (and warnings).
+    #[arg(long, conflicts_with = "log_lines")]
+    quiet: bool,
+}
+
+impl ProgressArgs {
+    fn observer(&self) -> xq_pipeline::progress::SharedObserver {
+        bars::for_command(self.quiet, self.log_lines)
     }
 }
 
 #[derive(clap::Args, Debug)]
 pub struct SelfplayArgs {
-    /// Run directory: chunks go to DIR/data, PGN records to DIR/games.
-    #[arg(long, value_name = "DIR")]
-    run: PathBuf,
-    /// Config file whose [selfplay] section is used; the whole file is read and checked,
-    /// as `xqz run` does (default: DIR/config.toml if it exists, else the built-in
-    /// defaults).
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    dir: RunDirArgs,
     /// Games to play (default: until the process is stopped).
     #[arg(long, value_name = "N")]
     games: Option<u64>,
@@ -39,38 +74,14 @@ pub struct SelfplayArgs {
     /// DIR/workers/<worker>.toml, so workers sharing a run play different games).
     #[arg(long, value_name = "S")]
     seed: Option<u64>,
-    /// Print progress as plain log lines even on a terminal.
-    #[arg(long)]
-    log_lines: bool,
-    /// No progress output, only the final summary.
-    #[arg(long, conflicts_with = "log_lines")]
-    quiet: bool,
-}
-
-impl From<SelfplayArgs> for xq_pipeline::selfplay::Options {
-    fn from(a: SelfplayArgs) -> Self {
-        xq_pipeline::selfplay::Options {
-            run: a.run,
-            config: a.config,
-            games: a.games,
-            seed: a.seed,
-            log_lines: a.log_lines,
-            quiet: a.quiet,
-            interrupt: None,
-        }
-    }
+    #[command(flatten)]
+    progress: ProgressArgs,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct TrainArgs {
-    /// Run directory: data from DIR/data, checkpoints in DIR/checkpoints.
-    #[arg(long, value_name = "DIR")]
-    run: PathBuf,
-    /// Config file whose [train] section is used; the whole file is read and checked,
-    /// as `xqz run` does (default: DIR/config.toml if it exists, else the built-in
-    /// defaults).
-    #[arg(long, value_name = "FILE")]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    dir: RunDirArgs,
     /// Optimiser steps to take in this invocation. On self-play data this waits (and
     /// says so) whenever the pacing holds training back, until self-play writes more.
     /// Default: as far as the pacing allows now on self-play data; with --pgn,
@@ -80,43 +91,154 @@ pub struct TrainArgs {
     /// Train on these PGN files (ICCS moves) instead of the run's self-play data.
     #[arg(long, value_name = "FILE", num_args = 1..)]
     pgn: Vec<PathBuf>,
-    /// Plain log lines even on a terminal.
-    #[arg(long)]
-    log_lines: bool,
-    /// No progress output, only the summary.
-    #[arg(long, conflicts_with = "log_lines")]
-    quiet: bool,
-}
-
-impl From<TrainArgs> for xq_pipeline::train::Options {
-    fn from(a: TrainArgs) -> Self {
-        xq_pipeline::train::Options {
-            run: a.run,
-            config: a.config,
-            steps: a.steps,
-            pgn: a.pgn,
-            log_lines: a.log_lines,
-            quiet: a.quiet,
-        }
-    }
+    #[command(flatten)]
+    progress: ProgressArgs,
 }
 
 #[derive(clap::Args, Debug)]
 pub struct GateArgs {
-    /// Run directory.
-    #[arg(long)]
-    run: PathBuf,
-    /// Config file whose `[gate]` section is used; the whole file is read and checked
-    /// (default: the run's config.toml, else defaults).
-    #[arg(long)]
-    config: Option<PathBuf>,
+    #[command(flatten)]
+    dir: RunDirArgs,
 }
 
-impl From<GateArgs> for xq_pipeline::gate::Options {
-    fn from(a: GateArgs) -> Self {
-        xq_pipeline::gate::Options {
-            run: a.run,
-            config: a.config,
-        }
+/// `xqz run`: the loop until the budget is spent, then its summary.
+pub fn run(a: RunArgs) -> Result<()> {
+    let obs = bars::for_run();
+    let cfg = RunConfig::load(&a.config)?;
+    let dir = match (&a.run, &cfg.run.dir) {
+        (Some(d), _) | (None, Some(d)) => d.clone(),
+        (None, None) => bail!(
+            "no run directory: give --run DIR or set [run] dir in {}",
+            a.config.display()
+        ),
+    };
+    let run = RunDir::open(&dir)?;
+    let summary = xq_pipeline::run::run(&run, &cfg, &obs)?;
+    print_summary(&summary);
+    Ok(())
+}
+
+fn print_summary(s: &RunSummary) {
+    println!("run {} finished", s.dir.display());
+    println!(
+        "  {:.1} minutes, {} self-play games, {} positions, {} training steps, {} accepted networks",
+        s.minutes, s.games, s.positions, s.steps, s.accepted
+    );
+    for r in &s.ratings {
+        let games = match r.result.cutoff {
+            Some(cut) => format!(
+                "{} of {} games, {}",
+                r.result.games,
+                r.result.planned_games,
+                cut.describe()
+            ),
+            None => format!("{} games", r.result.games),
+        };
+        println!(
+            "  {} {} vs {}: score {} ({games}), Elo {}",
+            if r.is_final { "final " } else { "rating" },
+            r.model,
+            r.opponent,
+            r.result
+                .score
+                .map_or("-".into(), |s| format!("{:.1}%", 100.0 * s)),
+            fmt_elo(elo_fields(&r.result)),
+        );
     }
+    match &s.best_player {
+        Some(p) => println!("  best player: {}", p.display()),
+        None => println!("  no network was accepted yet"),
+    }
+}
+
+/// `xqz selfplay`: a worker playing into the run until its games are played or it is
+/// stopped. SIGTERM (`scancel`, a pod's eviction) and SIGINT end it cleanly, writing
+/// every finished game (a second signal kills at once).
+pub fn selfplay(a: SelfplayArgs) -> Result<()> {
+    let interrupt = Arc::new(AtomicBool::new(false));
+    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
+        // The second signal terminates: registered first, it sees the flag unset.
+        signal_hook::flag::register_conditional_shutdown(signal, 1, Arc::clone(&interrupt))?;
+        signal_hook::flag::register(signal, Arc::clone(&interrupt))?;
+    }
+    let obs = a.progress.observer();
+    let run = RunDir::open(&a.dir.run)?;
+    let config_path = run.config_for(a.dir.config.as_deref());
+    let config = match &config_path {
+        Some(p) => RunConfig::load(p)?.selfplay,
+        None => SelfplayConfig::default(),
+    };
+    let network = accepted_network(&run, &config)?;
+    let session = Session {
+        games: a.games,
+        interrupt: Some(interrupt),
+        ..Session::worker(a.seed)
+    };
+    obs.log(&format!(
+        "selfplay: worker {}, seed {}, network {}, {} games at once{}",
+        session.worker,
+        session.seed,
+        network.evaluator.name(),
+        config.parallel_games,
+        config_path
+            .as_ref()
+            .map(|p| format!(", config {}", p.display()))
+            .unwrap_or_default()
+    ));
+    let summary = play(&run, &config, network, session, &obs)?;
+    println!(
+        "selfplay: worker {}: {}",
+        summary.worker_id,
+        summary.stats.line()
+    );
+    Ok(())
+}
+
+/// `xqz train`: one invocation's training, then where it stands.
+pub fn train(a: TrainArgs) -> Result<()> {
+    let run = RunDir::open(&a.dir.run)?;
+    let cfg = RunConfig::for_run(&run, a.dir.config.as_deref())?.train;
+    let trained = train_once(&run, &cfg, a.steps, &a.pgn, &a.progress.observer())?;
+    if let Some(h) = &trained.holdout {
+        println!(
+            "held-out top-1 {:.4} (uniform baseline {:.4}) policy loss {:.4} on {} positions",
+            h.policy_top1, h.uniform_top1, h.policy_loss, h.positions
+        );
+    }
+    let p = &trained.progress;
+    if p.reason == StopReason::NeedData {
+        println!(
+            "stopped for more self-play data: {} positions, {} self-play samples trained",
+            p.positions, p.selfplay_samples
+        );
+    }
+    println!(
+        "step {} ({} this run), {} samples",
+        p.step, p.steps_taken, p.samples
+    );
+    match &p.checkpoint {
+        Some(path) => println!("checkpoint {}", path.display()),
+        None => println!("no checkpoint written (no steps taken)"),
+    }
+    Ok(())
+}
+
+/// `xqz gate`: gates the newest candidate, the match's status on stderr after each
+/// pair, the decision on stdout.
+pub fn gate(a: GateArgs) -> Result<()> {
+    let run = RunDir::open(&a.dir.run)?;
+    let cfg = RunConfig::for_run(&run, a.dir.config.as_deref())?;
+    let mut print = |p: GateProgress<'_>| match p {
+        GateProgress::Note(line) => eprintln!("{line}"),
+        GateProgress::Match(s) => eprintln!("gate: {}", s.line()),
+    };
+    match gate_once(&run, &cfg.gate, None, &mut print)? {
+        None => println!(
+            "nothing to gate: no pending candidate in {}",
+            run.candidates_dir().display()
+        ),
+        Some(true) => println!("accepted"),
+        Some(false) => println!("rejected"),
+    }
+    Ok(())
 }

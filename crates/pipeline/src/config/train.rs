@@ -300,10 +300,10 @@ impl TrainSection {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::run::RunConfig;
+    use crate::config::RunConfig;
 
     /// `[train]` as the one parse of a whole config file reads it.
-    fn parse(text: &str) -> anyhow::Result<TrainSection> {
+    fn parse(text: &str) -> Result<TrainSection, ConfigError> {
         RunConfig::parse(text).map(|c| c.train)
     }
 
