@@ -1,9 +1,14 @@
 //! Which process loads libtorch: `xqz` never does (it runs the network-free commands
-//! itself and hands the others to `xqz-torch`), `xqz-torch` always does.
+//! itself, the commands that read a run directory too, and hands the others to
+//! `xqz-torch`), `xqz-torch` always does.
 
 use std::{
+    fs,
     io::{BufRead, BufReader, Write},
-    process::{Command, Stdio},
+    path::Path,
+    process::{Command, Output, Stdio},
+    sync::mpsc,
+    time::Duration,
 };
 
 const XQZ: &str = env!("CARGO_BIN_EXE_xqz");
@@ -30,9 +35,15 @@ fn mapped_libraries(bin: &str, args: &[&str]) -> Vec<String> {
             break;
         }
     }
-    let maps = std::fs::read_to_string(format!("/proc/{}/maps", child.id())).unwrap();
+    let libs = libraries_of(child.id());
     writeln!(stdin, "quit").unwrap();
     child.wait().unwrap();
+    libs
+}
+
+/// The shared objects process `pid` maps (`/proc/PID/maps`).
+fn libraries_of(pid: u32) -> Vec<String> {
+    let maps = fs::read_to_string(format!("/proc/{pid}/maps")).unwrap();
     let mut libs: Vec<String> = maps
         .lines()
         .filter_map(|l| l.split_whitespace().nth(5))
@@ -43,16 +54,123 @@ fn mapped_libraries(bin: &str, args: &[&str]) -> Vec<String> {
     libs
 }
 
+fn maps_torch(libs: &[String]) -> bool {
+    libs.iter()
+        .any(|l| l.contains("torch") || l.contains("c10"))
+}
+
+/// Runs `xqz ARGS` until it opens the FIFO `fifo` to read it, and returns the shared
+/// objects it maps then, with its output once it has read `content` through the FIFO
+/// and exited. A short command is held at the FIFO so that its maps can be read while
+/// it runs (an `exec` of `xqz-torch` would keep the process id and map libtorch).
+fn libraries_while_reading(args: &[&str], fifo: &Path, content: &[u8]) -> (Vec<String>, Output) {
+    let made = Command::new("mkfifo").arg(fifo).status().unwrap();
+    assert!(made.success(), "mkfifo {}", fifo.display());
+    let child = Command::new(XQZ)
+        .args(args)
+        // Networks on the CPU (xqz's own backend) whatever devices the machine has.
+        .env("XQZ_BACKEND", "native")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Opening a FIFO to write waits for its reader: in a thread, so that a command
+    // that never gets there fails the test instead of hanging it.
+    let (opened, open) = mpsc::channel();
+    let path = fifo.to_path_buf();
+    std::thread::spawn(move || opened.send(fs::OpenOptions::new().write(true).open(path)));
+    let mut writer = match open.recv_timeout(Duration::from_secs(120)) {
+        Ok(writer) => writer.unwrap(),
+        Err(_) => {
+            let mut child = child;
+            let _ = child.kill();
+            // Releases the thread waiting for a reader.
+            let _ = fs::File::open(fifo);
+            let out = child.wait_with_output().unwrap();
+            panic!(
+                "xqz {args:?} never read {}: {}",
+                fifo.display(),
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+    };
+    let libs = libraries_of(child.id());
+    writer.write_all(content).unwrap();
+    drop(writer);
+    (libs, child.wait_with_output().unwrap())
+}
+
 #[test]
 fn the_front_end_engine_maps_no_libtorch() {
     let libs = mapped_libraries(XQZ, &["ucci"]);
     assert!(!libs.is_empty(), "no shared objects seen at all");
-    assert!(
-        !libs
-            .iter()
-            .any(|l| l.contains("torch") || l.contains("c10")),
-        "{libs:?}"
+    assert!(!maps_torch(&libs), "{libs:?}");
+}
+
+#[test]
+fn the_report_of_a_run_is_written_without_libtorch() {
+    let run = tempfile::tempdir().unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let page = out.path().join("page.html");
+    let events = run.path().join(xq_data::layout::EVENTS_FILE);
+    let line = br#"{"time": 1790000000, "kind": "candidate", "model": "s0000000100", "step": 100}"#;
+    let (run_arg, page_arg) = (run.path().to_str().unwrap(), page.to_str().unwrap());
+    let (libs, done) = libraries_while_reading(
+        &["report", "--run", run_arg, "--out", page_arg],
+        &events,
+        line,
     );
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    assert!(page.is_file());
+    assert!(!libs.is_empty(), "no shared objects seen at all");
+    assert!(!maps_torch(&libs), "{libs:?}");
+}
+
+#[test]
+fn the_networks_of_a_run_are_rated_without_libtorch() {
+    // One accepted network whose weights are a FIFO: `xqz strength` holds at loading
+    // them, the first time a network is needed.
+    let run = tempfile::tempdir().unwrap();
+    let model = run
+        .path()
+        .join(xq_data::layout::ACCEPTED_DIR)
+        .join("s0000000001");
+    fs::create_dir_all(&model).unwrap();
+    let mut sidecar = xq_nn::checkpoint::Sidecar::new(Default::default(), 1, 0, 1);
+    sidecar.weights = "weights.safetensors".into();
+    sidecar.ema = sidecar.weights.clone();
+    let stem = xq_nn::checkpoint::stem(1);
+    fs::write(model.join(format!("{stem}.json")), sidecar.to_json()).unwrap();
+    let out = tempfile::tempdir().unwrap();
+    let (libs, done) = libraries_while_reading(
+        &[
+            "strength",
+            "--run",
+            run.path().to_str().unwrap(),
+            "--anchors",
+            "random",
+            "--games",
+            "2",
+            "--visits",
+            "2",
+            "--out",
+            out.path().to_str().unwrap(),
+        ],
+        &model.join(&sidecar.weights),
+        b"not a safetensors file",
+    );
+    // The network ran here, on the native backend, which names the weights it
+    // could not read.
+    let err = String::from_utf8_lossy(&done.stderr);
+    assert!(!done.status.success(), "{err}");
+    assert!(err.contains("weights.safetensors"), "{err}");
+    assert!(!libs.is_empty(), "no shared objects seen at all");
+    assert!(!maps_torch(&libs), "{libs:?}");
 }
 
 #[test]

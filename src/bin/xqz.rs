@@ -1,9 +1,10 @@
 //! `xqz`: the xqzero command line's front end. It links no libtorch: the commands
-//! that need no network run here, and so do matches, tournaments, ratings and the UCCI
-//! engine with network players, on the native CPU backend (xq-native), unless
+//! that need no network run here (`xqz report` among them: it only reads a run
+//! directory), and so do matches, tournaments, ratings (`xqz strength --run` too) and
+//! the UCCI engine with network players, on the native CPU backend (xq-native), unless
 //! `XQZ_BACKEND` asks for libtorch (`torch`, or `auto` on a machine with an NVIDIA
-//! GPU). The others (training, gating, export, reports, benchmarks) are handed to
-//! `xqz-torch` next to it, which replaces this process (see the `xqzero` library).
+//! GPU). The others (training, gating, export, benchmarks) are handed to `xqz-torch`
+//! next to it, which replaces this process (see the `xqzero` library).
 
 use std::{ffi::OsString, process::ExitCode};
 
@@ -42,7 +43,7 @@ enum Command {
     /// Write a self-contained UCCI player directory from a training run.
     Export(Forward),
     /// Write a self-contained HTML report of a training run (Elo, losses, self-play, games).
-    Report(Forward),
+    Report(xqzero::cmd::report::Args),
     /// Speed benchmarks.
     Bench(Forward),
     #[command(flatten)]
@@ -50,9 +51,7 @@ enum Command {
 }
 
 /// The commands whose flags only `xqz-torch` knows (for `xqz help COMMAND`).
-const FORWARDED: [&str; 7] = [
-    "run", "selfplay", "train", "gate", "export", "report", "bench",
-];
+const FORWARDED: [&str; 6] = ["run", "selfplay", "train", "gate", "export", "bench"];
 
 fn main() -> ExitCode {
     // `xqz help train` would show the forwarding stub's empty usage: the backend
@@ -73,6 +72,8 @@ fn main() -> ExitCode {
         Err(e) => return xqzero::finish(Err(e.into())),
     };
     match cli.command {
+        // Reads a run directory, never a network.
+        Command::Report(a) => xqzero::finish(xqzero::cmd::report::run(a)),
         Command::Local(c) if !c.needs_backend() => xqzero::finish(c.run()),
         // Networks on the CPU run here, on the native backend, without libtorch.
         Command::Local(c) if native => {

@@ -5,11 +5,13 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result, bail};
 use xq_eval::{
-    GameRecord, GameResult,
     clock::TimeControl,
     matches::{MatchConfig, run_match},
     player::{Player, PlayerError},
     referee::GameSettings,
+};
+use xq_rating::{
+    GameRecord, GameResult,
     stats::{LadderConfig, fit_ladder},
 };
 
@@ -122,7 +124,7 @@ pub fn run(args: Args) -> Result<()> {
     let ladder = fit_ladder(&records, &config)?;
     println!("{}", ladder.to_text());
     if let Some(path) = &args.json {
-        super::write_atomic(path, serde_json::to_string_pretty(&ladder)?.as_bytes())?;
+        xq_run::write_atomic(path, serde_json::to_string_pretty(&ladder)?.as_bytes())?;
     }
     Ok(())
 }

@@ -8,8 +8,8 @@ use xq_eval::{
     matches::{MatchConfig, run_match},
     player::{Player, PlayerError},
     referee::GameSettings,
-    stats::SprtConfig,
 };
+use xq_rating::stats::SprtConfig;
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -97,7 +97,7 @@ pub fn run(args: Args) -> Result<()> {
         println!("SPRT: {d:?}");
     }
     if let Some(path) = &args.json {
-        super::write_atomic(path, serde_json::to_string_pretty(&json)?.as_bytes())?;
+        xq_run::write_atomic(path, serde_json::to_string_pretty(&json)?.as_bytes())?;
     }
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! `xqz strength`: rates players on the anchored scale of [`xq_eval::strength`], or
+//! `xqz strength`: rates players on the anchored scale of [`xq_rating::strength`], or
 //! calibrates the anchors themselves.
 //!
 //! Every rated player gets `NAME.json` (the rating with its 95% interval, the results
@@ -9,15 +9,20 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 use xq_eval::{
-    GameRecord, GameResult,
+    anchors::{AnchorLookup, player_name},
     clock::TimeControl,
-    matches::{MatchConfig, MatchSummary, run_match},
+    matches::{MatchConfig, run_match},
     player::{Player, PlayerError},
     referee::GameSettings,
     spec::PlayerSpec,
-    stats::{AnchorGames, LadderConfig, fit_ladder},
-    strength::{Anchor, AnchorTable, Calibration, StrengthRecord, calibration_pairs, player_name},
 };
+use xq_rating::{
+    GameRecord, GameResult,
+    stats::{AnchorGames, LadderConfig, fit_ladder},
+    strength::{Anchor, AnchorTable, Calibration, StrengthRecord, calibration_pairs},
+    summary::MatchSummary,
+};
+use xq_run::{ModelRef, RunDir, RunError, safe_file_name};
 
 #[derive(clap::Args, Debug)]
 pub struct Args {
@@ -105,7 +110,8 @@ pub fn run(args: Args) -> Result<()> {
         .iter()
         .map(|p| (p.clone(), None, None))
         .collect();
-    if let Some(run) = &args.run {
+    let run = args.run.as_ref().map(RunDir::existing).transpose()?;
+    if let Some(run) = &run {
         players.extend(run_players(
             run,
             args.every,
@@ -118,9 +124,9 @@ pub fn run(args: Args) -> Result<()> {
         !players.is_empty(),
         "nothing to rate: give --player, --run or --calibrate"
     );
-    let out = match (&args.out, &args.run) {
+    let out = match (&args.out, &run) {
         (Some(o), _) => o.clone(),
-        (None, Some(run)) => run.join("strength"),
+        (None, Some(run)) => run.strength_dir(),
         (None, None) => bail!("--out DIR is needed with --player"),
     };
     for (text, model, step) in players {
@@ -171,7 +177,7 @@ pub fn run(args: Args) -> Result<()> {
             matches,
             calibration: Some(table.calibration.clone()),
         };
-        super::write_atomic(
+        xq_run::write_atomic(
             &out.join(format!("{name}.json")),
             serde_json::to_string_pretty(&file)?.as_bytes(),
         )?;
@@ -284,11 +290,11 @@ fn calibrate(args: &Args, anchors: &[String], tc: TimeControl, out: &Path) -> Re
             .collect::<Result<_>>()?,
     };
     table.anchors.sort_by(|a, b| a.elo.total_cmp(&b.elo));
-    super::write_atomic(
+    xq_run::write_atomic(
         &out.join("anchors.json"),
         serde_json::to_string_pretty(&table)?.as_bytes(),
     )?;
-    super::write_atomic(
+    xq_run::write_atomic(
         &out.join("ladder.json"),
         serde_json::to_string_pretty(&ladder)?.as_bytes(),
     )?;
@@ -296,43 +302,34 @@ fn calibrate(args: &Args, anchors: &[String], tc: TimeControl, out: &Path) -> Re
 }
 
 /// The accepted networks of a run, oldest first, as `net:` players: every `every`th
-/// and the last, or those named in `only`.
+/// and the last, or those named in `only`. A network directory without a checkpoint
+/// is passed over.
 fn run_players(
-    run: &Path,
+    run: &RunDir,
     every: usize,
     only: &[String],
     visits: u32,
     quiescence: u8,
 ) -> Result<Vec<ToRate>> {
     ensure!(every >= 1, "--every must be at least 1");
-    let dir = run.join(xq_data::layout::ACCEPTED_DIR);
-    let mut models: Vec<(u64, String, PathBuf)> = Vec::new();
-    for entry in
-        std::fs::read_dir(&dir).with_context(|| format!("cannot read {}", dir.display()))?
-    {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        let Some(step) = name.strip_prefix('s').and_then(|s| s.parse::<u64>().ok()) else {
-            continue;
-        };
-        let sidecar = std::fs::read_dir(entry.path())?
-            .filter_map(|e| e.ok().map(|e| e.path()))
-            .find(|p| {
-                p.extension().is_some_and(|x| x == "json")
-                    && p.file_name()
-                        .is_some_and(|n| n.to_string_lossy().starts_with("ckpt-"))
-            });
-        if let Some(sidecar) = sidecar {
-            models.push((step, name, sidecar));
+    let mut models: Vec<(ModelRef, PathBuf)> = Vec::new();
+    for model in run.accepted_models()? {
+        match run.sidecar(&model) {
+            Ok(sidecar) => models.push((model, sidecar)),
+            Err(RunError::NoCheckpoint(_)) => {}
+            Err(e) => return Err(e.into()),
         }
     }
+    let dir = run.accepted_dir();
     ensure!(
         !models.is_empty(),
         "{} holds no accepted network",
         dir.display()
     );
-    models.sort();
-    if let Some(missing) = only.iter().find(|n| !models.iter().any(|m| &m.1 == *n)) {
+    if let Some(missing) = only
+        .iter()
+        .find(|n| !models.iter().any(|(m, _)| &m.name == *n))
+    {
         bail!(
             "--models: {missing} is not an accepted network of {}",
             dir.display()
@@ -342,18 +339,18 @@ fn run_players(
     Ok(models
         .into_iter()
         .enumerate()
-        .filter(|(i, (_, name, _))| {
+        .filter(|(i, (model, _))| {
             if only.is_empty() {
                 i % every == 0 || *i == last
             } else {
-                only.contains(name)
+                only.contains(&model.name)
             }
         })
-        .map(|(_, (step, name, sidecar))| {
+        .map(|(_, (model, sidecar))| {
             (
                 net_text(&sidecar, visits, quiescence),
-                Some(name),
-                Some(step),
+                Some(model.name),
+                Some(model.step),
             )
         })
         .collect())
@@ -376,15 +373,7 @@ fn file_stem_for(spec: &PlayerSpec) -> String {
             .map_or_else(|| "player".into(), |n| n.to_string_lossy().into_owned()),
         other => player_name(&other.to_string()),
     };
-    text.chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect()
+    safe_file_name(&text)
 }
 
 /// The match runner appends to its PGN: a rating's file starts empty (and its
@@ -416,15 +405,13 @@ impl Args {
 mod tests {
     use super::*;
 
-    fn fake_run(name: &str, steps: &[u64]) -> PathBuf {
-        let run = std::env::temp_dir().join(format!("xqz-strength-{name}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&run);
-        for s in steps {
-            let dir = run
-                .join(xq_data::layout::ACCEPTED_DIR)
-                .join(format!("s{s:010}"));
-            std::fs::create_dir_all(&dir).unwrap();
-            std::fs::write(dir.join(format!("ckpt-{s:010}.json")), "{}").unwrap();
+    fn fake_run(dir: &Path, steps: &[u64]) -> RunDir {
+        let run = RunDir::open(dir).unwrap();
+        for &s in steps {
+            let model = run.accepted_dir().join(xq_run::model_name(s));
+            std::fs::create_dir_all(&model).unwrap();
+            let sidecar = format!("{}.json", xq_nn::checkpoint::stem(s));
+            std::fs::write(model.join(sidecar), "{}").unwrap();
         }
         run
     }
@@ -435,7 +422,10 @@ mod tests {
 
     #[test]
     fn a_run_is_rated_every_nth_network_and_the_last_or_the_named_ones() {
-        let run = fake_run("pick", &[100, 200, 300, 400, 500]);
+        let dir = tempfile::tempdir().unwrap();
+        let run = fake_run(dir.path(), &[100, 200, 300, 400, 500]);
+        // A network directory without a checkpoint is no network to rate.
+        std::fs::create_dir(run.accepted_dir().join(xq_run::model_name(600))).unwrap();
         let every = run_players(&run, 2, &[], 800, 0).unwrap();
         assert_eq!(names(&every), ["s0000000100", "s0000000300", "s0000000500"]);
         assert!(
@@ -453,6 +443,5 @@ mod tests {
         );
         let err = run_players(&run, 1, &["s9".into()], 800, 0).unwrap_err();
         assert!(err.to_string().contains("s9"), "{err}");
-        std::fs::remove_dir_all(&run).unwrap();
     }
 }

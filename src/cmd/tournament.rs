@@ -8,7 +8,7 @@ use xq_eval::{
     clock::TimeControl,
     referee::GameSettings,
     spec::PlayerSpec,
-    tournament::runner::{TournamentFile, TournamentPlay, resolve_openings, run_event},
+    tournament::{TournamentFile, TournamentPlay, resolve_openings, run_event},
 };
 
 #[derive(clap::Args, Debug)]
@@ -69,12 +69,12 @@ pub fn run(args: Args) -> Result<()> {
     let (t, games) = run_event(event, &play, &build, &mut |line| eprintln!("{line}"))?;
     let text = t.crosstable_text();
     println!("{text}");
-    super::write_atomic(&out.join(format!("{stem}.crosstable.txt")), text.as_bytes())?;
-    super::write_atomic(
+    xq_run::write_atomic(&out.join(format!("{stem}.crosstable.txt")), text.as_bytes())?;
+    xq_run::write_atomic(
         &out.join(format!("{stem}.crosstable.json")),
         t.crosstable_json().as_bytes(),
     )?;
-    super::write_atomic(
+    xq_run::write_atomic(
         &out.join(format!("{stem}.crosstable.csv")),
         t.crosstable_csv().as_bytes(),
     )?;

@@ -38,18 +38,9 @@ use std::{
 use crate::{
     format::{self, EXTENSION},
     io::{ChunkFileError, read_chunk, sync_dir, write_bytes_atomic, write_file_atomic},
+    layout::{COMPACT_LOCK_FILE, COMPACT_PREFIX, JOURNAL_EXTENSION},
     record::{Chunk, RecordError},
 };
-
-/// Names of merged chunks start with this; they are never merged again, and no worker
-/// id may start with it.
-pub const COMPACT_PREFIX: &str = "compact-";
-
-/// Extension of a merge's journal.
-pub const JOURNAL_EXTENSION: &str = "journal";
-
-/// The lock file of a chunk directory's compactions.
-pub const LOCK_FILE: &str = ".xqz-compact.lock";
 
 /// At most this many records go into one merged file, far below the format's payload
 /// limit whatever the chunks hold.
@@ -120,7 +111,7 @@ pub(crate) struct Lock {
 /// Takes the compaction lock of `dir`: waiting for it when `wait`, else `None` when
 /// another process holds it.
 pub(crate) fn lock(dir: &Path, wait: bool) -> Result<Option<Lock>, CompactError> {
-    let path = dir.join(LOCK_FILE);
+    let path = dir.join(COMPACT_LOCK_FILE);
     let file = fs::OpenOptions::new()
         .create(true)
         .truncate(false)

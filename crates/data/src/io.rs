@@ -430,7 +430,7 @@ impl ChunkWriter {
         let ok = !worker.is_empty()
             && worker.len() <= 64
             && !worker.starts_with('.')
-            && !worker.starts_with(crate::compact::COMPACT_PREFIX)
+            && !worker.starts_with(crate::layout::COMPACT_PREFIX)
             && worker
                 .bytes()
                 .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.'));

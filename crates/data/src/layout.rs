@@ -6,6 +6,13 @@
 
 /// Training chunks (`<worker>-<seq>.xqc`).
 pub const DATA_DIR: &str = "data";
+/// Names of merged chunks in [`DATA_DIR`] start with this (`compact-NAME.xqc`); they
+/// are never merged again, and no worker id may start with it.
+pub const COMPACT_PREFIX: &str = "compact-";
+/// Extension of a merge's journal in [`DATA_DIR`] (`compact-NAME.journal`).
+pub const JOURNAL_EXTENSION: &str = "journal";
+/// The lock file of [`DATA_DIR`]'s compactions (`flock`).
+pub const COMPACT_LOCK_FILE: &str = ".xqz-compact.lock";
 /// PGN records of self-play games.
 pub const GAMES_DIR: &str = "games";
 /// Each self-play worker's host, pid, seed and settings (`<worker>.toml`).
@@ -28,8 +35,22 @@ pub const PLAYERS_DIR: &str = "players";
 pub const STRENGTH_DIR: &str = "strength";
 /// Games of gating and rating matches.
 pub const MATCHES_DIR: &str = "matches";
-/// TensorBoard event files (`train/`, `gate/`, `rating/`, `selfplay/`).
+/// TensorBoard event files, one directory a process kind (the four below).
 pub const LOGS_DIR: &str = "logs";
+/// The trainer's TensorBoard events.
+pub const TRAIN_LOGS_DIR: &str = "logs/train";
+/// The gatekeeper's TensorBoard events.
+pub const GATE_LOGS_DIR: &str = "logs/gate";
+/// The rating matches' TensorBoard events.
+pub const RATING_LOGS_DIR: &str = "logs/rating";
+/// Self-play TensorBoard events, one directory a worker (`<worker>/`), whether the
+/// worker is a process of its own or `xqz run`'s.
+pub const SELFPLAY_LOGS_DIR: &str = "logs/selfplay";
+/// The trainer's TensorBoard events in a directory that is not a run's (xq-train on
+/// its own); a run puts them in [`TRAIN_LOGS_DIR`].
+pub const TENSORBOARD_DIR: &str = "tensorboard";
+/// The page `xqz report` writes by default.
+pub const REPORT_FILE: &str = "report.html";
 /// The run's configuration, copied on the first start.
 pub const CONFIG_FILE: &str = "config.toml";
 /// The event log, one JSON object a line.

@@ -326,7 +326,7 @@ fn chunk_files(dir: &Path) -> Vec<String> {
     let mut v: Vec<String> = fs::read_dir(dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .filter(|n| n != xq_data::compact::LOCK_FILE)
+        .filter(|n| n != xq_data::layout::COMPACT_LOCK_FILE)
         .collect();
     v.sort();
     v
@@ -494,7 +494,7 @@ fn an_unreadable_old_chunk_is_skipped_once_and_the_others_merge() {
 fn a_second_compactor_stays_out_while_the_lock_is_held() {
     let dir = tempfile::tempdir().unwrap();
     write_aged_chunks(dir.path(), 6);
-    let held = fs::File::create(dir.path().join(xq_data::compact::LOCK_FILE)).unwrap();
+    let held = fs::File::create(dir.path().join(xq_data::layout::COMPACT_LOCK_FILE)).unwrap();
     held.lock().unwrap();
     let mut loader = WindowLoader::new(dir.path(), WindowSize::Fixed(1));
     loader.refresh().unwrap();

@@ -22,10 +22,8 @@ use std::{
     fs,
     io::Write,
     path::{Path, PathBuf},
-    time::{SystemTime, UNIX_EPOCH},
 };
 
-use xq_data::layout;
 use xq_eval::{
     net::{NetError, NetSettings},
     player_dir::{
@@ -33,9 +31,8 @@ use xq_eval::{
         Source, load_player_backend,
     },
 };
-use xq_train::checkpoint::{Sidecar, list_checkpoints};
-
-use crate::rundir::ModelRef;
+use xq_nn::checkpoint::Sidecar;
+use xq_run::{ModelRef, RunDir, RunError};
 
 /// What can go wrong exporting a player.
 #[derive(Debug, thiserror::Error)]
@@ -47,10 +44,9 @@ pub enum ExportError {
     },
     #[error("no network to export in {run}: {why}")]
     NoModel { run: PathBuf, why: String },
-    #[error("bad model pointer {path}: {why}")]
-    BadPointer { path: PathBuf, why: String },
-    #[error("{0}")]
-    Checkpoint(#[from] xq_train::TrainError),
+    /// The run directory: a model not found, a pointer that cannot be read.
+    #[error(transparent)]
+    Run(#[from] RunError),
     /// The checkpoint's sidecar (read by the one torch-free reader, `xq_nn::checkpoint`).
     #[error("{0}")]
     Sidecar(#[from] xq_nn::checkpoint::CheckpointError),
@@ -71,103 +67,29 @@ fn io(path: &Path) -> impl Fn(std::io::Error) -> ExportError + '_ {
     }
 }
 
-/// The checkpoint sidecar to export from run directory `run`.
-///
-/// Models in a run are directories holding one checkpoint (`models/accepted/NAME/`,
-/// `models/candidates/NAME/`; see ARCHITECTURE.md, "The run directory"), and the
-/// trainer's checkpoints are `checkpoints/ckpt-S.json`. With `model`: a path (sidecar
-/// or model directory), or a name looked up as `models/accepted/NAME`,
-/// `models/candidates/NAME`, then `checkpoints/NAME.json`. Without: the model the run's
-/// pointer `models/accepted.json` names (its `path`, relative to the run directory),
-/// else the newest complete checkpoint in `checkpoints/`. This is the one place that
-/// knows the run layout for export.
+/// The network `xqz export --run RUN [--model NAME]` exports: the one named
+/// ([`RunDir::find_model`]), else the run's accepted network, else its newest
+/// checkpoint ([`RunDir::latest_model`]).
 ///
 /// # Errors
-/// [`ExportError::NoModel`] naming what was tried; [`ExportError::BadPointer`].
-pub fn select_model(run: &Path, model: Option<&str>) -> Result<PathBuf, ExportError> {
-    if let Some(name) = model {
-        let tries = [
-            run.join(layout::ACCEPTED_DIR).join(name),
-            run.join(layout::CANDIDATES_DIR).join(name),
-            run.join(layout::CHECKPOINTS_DIR)
-                .join(format!("{name}.json")),
-            PathBuf::from(name),
-        ];
-        for t in &tries {
-            if let Some(found) = sidecar_at(t)? {
-                return Ok(found);
-            }
-        }
-        return Err(ExportError::NoModel {
-            run: run.into(),
-            why: format!(
-                "model {name:?} not found (tried {})",
-                tries
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
-            ),
-        });
+/// [`ExportError::NoModel`] for a run with neither; the run's own errors.
+pub fn model_to_export(run: &RunDir, name: Option<&str>) -> Result<ModelRef, ExportError> {
+    if let Some(name) = name {
+        return Ok(run.find_model(name)?);
     }
-    let pointer = run.join(layout::ACCEPTED_POINTER);
-    if pointer.is_file() {
-        return follow_pointer(run, &pointer);
-    }
-    let ckdir = run.join(layout::CHECKPOINTS_DIR);
-    match list_checkpoints(&ckdir)?.pop() {
-        Some((_, sidecar)) => Ok(sidecar),
-        None => Err(ExportError::NoModel {
-            run: run.into(),
-            why: format!(
-                "neither {} nor a checkpoint in {}",
-                pointer.display(),
-                ckdir.display()
-            ),
-        }),
-    }
-}
-
-/// The sidecar `path` stands for: a `.json` file itself, the `.json` beside a
-/// `.safetensors` file, or the newest checkpoint in a directory; `None` if nothing is
-/// there.
-fn sidecar_at(path: &Path) -> Result<Option<PathBuf>, ExportError> {
-    if path.is_dir() {
-        return Ok(list_checkpoints(path)?.pop().map(|(_, p)| p));
-    }
-    let mut p = path.to_path_buf();
-    if p.extension().is_some_and(|e| e == "safetensors") {
-        p.set_extension("json");
-    }
-    Ok((p.is_file() && p.extension().is_some_and(|e| e == "json")).then_some(p))
-}
-
-fn follow_pointer(run: &Path, pointer: &Path) -> Result<PathBuf, ExportError> {
-    let bad = |why: String| ExportError::BadPointer {
-        path: pointer.into(),
-        why,
-    };
-    let text = fs::read_to_string(pointer).map_err(io(pointer))?;
-    let model: ModelRef = match serde_json::from_str(&text) {
-        Ok(m) => m,
-        // A checkpoint sidecar copied in place of the pointer (older runs) names itself.
-        Err(_) if Sidecar::read(pointer).is_ok() => return Ok(pointer.to_path_buf()),
-        Err(e) => return Err(bad(format!("not a model pointer: {e}"))),
-    };
-    let target = run.join(&model.path);
-    sidecar_at(&target)?.ok_or_else(|| {
-        bad(format!(
-            "it names {}, which does not exist or holds no checkpoint",
-            target.display()
-        ))
+    run.latest_model()?.ok_or_else(|| ExportError::NoModel {
+        run: run.root().to_path_buf(),
+        why: format!(
+            "neither {} nor a checkpoint in {}",
+            run.pointer_path().display(),
+            run.checkpoints_dir().display()
+        ),
     })
 }
 
-/// What to export.
+/// How to export.
 #[derive(Debug, Clone)]
 pub struct ExportOptions {
-    pub run: PathBuf,
-    pub model: Option<String>,
     /// The player directory; `None`: `RUN/players/<name>`.
     pub out: Option<PathBuf>,
     /// The `xqz` binary to copy into the player (usually the running one).
@@ -188,11 +110,17 @@ pub struct ExportSummary {
     pub step: u64,
 }
 
-/// Writes the player directory (see the module documentation).
+/// Writes the player directory of `model`, a network of `run` (see the module
+/// documentation).
 ///
 /// # Errors
-/// No model, an unreadable checkpoint, an existing `out` without `force`, I/O.
-pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError> {
+/// A model without a checkpoint, an unreadable checkpoint, an existing `out` without
+/// `force`, I/O.
+pub fn export_player(
+    run: &RunDir,
+    model: &ModelRef,
+    opts: &ExportOptions,
+) -> Result<ExportSummary, ExportError> {
     opts.settings.validate()?;
     if let Some(out) = &opts.out
         && out.exists()
@@ -200,7 +128,7 @@ pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError>
     {
         return Err(ExportError::Exists { path: out.clone() });
     }
-    let sidecar_path = select_model(&opts.run, opts.model.as_deref())?;
+    let sidecar_path = run.sidecar(model)?;
     let sidecar = Sidecar::read(&sidecar_path)?;
     let ema = sidecar_path
         .parent()
@@ -208,7 +136,7 @@ pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError>
         .join(&sidecar.ema);
     if !ema.is_file() {
         return Err(ExportError::NoModel {
-            run: opts.run.clone(),
+            run: run.root().to_path_buf(),
             why: format!(
                 "{} names EMA weights {}, which do not exist",
                 sidecar_path.display(),
@@ -216,7 +144,7 @@ pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError>
             ),
         });
     }
-    let run_name = fs::canonicalize(&opts.run)
+    let run_name = fs::canonicalize(run.root())
         .ok()
         .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
         .unwrap_or_else(|| "run".into());
@@ -227,11 +155,11 @@ pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError>
     let out = match &opts.out {
         Some(o) => o.clone(),
         None => {
-            let o = opts.run.join(layout::PLAYERS_DIR).join(&name);
+            let players = run.players_dir();
+            let o = players.join(&name);
             if o.exists() && !opts.force {
                 return Err(ExportError::Exists { path: o });
             }
-            let players = opts.run.join(layout::PLAYERS_DIR);
             fs::create_dir_all(&players).map_err(io(&players))?;
             o
         }
@@ -243,7 +171,7 @@ pub fn export_player(opts: &ExportOptions) -> Result<ExportSummary, ExportError>
         &out,
         opts.force,
         |tmp| {
-            write_player(tmp, opts, &sidecar, &sidecar_path, &ema, &name)?;
+            write_player(tmp, run, opts, &sidecar, &sidecar_path, &ema, &name)?;
             load_player_backend(tmp).map(drop)?;
             Ok(())
         },
@@ -278,6 +206,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> Result<(), ExportError> {
 
 fn write_player(
     dir: &Path,
+    run: &RunDir,
     opts: &ExportOptions,
     sidecar: &Sidecar,
     sidecar_path: &Path,
@@ -304,15 +233,9 @@ fn write_player(
             .to_string()
     };
     if let Some(obj) = value.as_object_mut() {
-        obj.insert("source_run".into(), abs(&opts.run).into());
+        obj.insert("source_run".into(), abs(run.root()).into());
         obj.insert("source_checkpoint".into(), abs(sidecar_path).into());
-        obj.insert(
-            "exported_unix".into(),
-            SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .map_or(0, |d| d.as_secs())
-                .into(),
-        );
+        obj.insert("exported_unix".into(), xq_run::now().into());
     }
     let text = serde_json::to_string_pretty(&value).expect("JSON values serialise");
     write_file(&dir.join(NETWORK_META), text.as_bytes())?;
@@ -322,7 +245,7 @@ fn write_player(
         network: NETWORK_META.into(),
         search: opts.settings.clone(),
         source: Source {
-            run: abs(&opts.run),
+            run: abs(run.root()),
             checkpoint: abs(sidecar_path),
             step: sidecar.step,
         },

@@ -11,15 +11,17 @@ use std::{
     process::Command,
 };
 
-use xq_data::layout::ACCEPTED_POINTER;
 use xq_eval::{
     net::NetSettings,
     player_dir::{ENGINE_TOML, LAUNCHER, NETWORK_META, NETWORK_WEIGHTS, load_player_config},
 };
 use xq_nn::{EvalInput, Evaluator};
-use xq_pipeline::export::{ExportError, ExportOptions, export_player, select_model};
+use xq_pipeline::export::{
+    ExportError, ExportOptions, ExportSummary, export_player, model_to_export,
+};
+use xq_run::{RunDir, RunError};
 use xq_train::{
-    Progress, TorchEvaluator, TrainConfig, Trainer,
+    TorchEvaluator, TrainConfig, Trainer,
     checkpoint::{Sidecar, list_checkpoints},
 };
 
@@ -36,7 +38,6 @@ fn tiny_run(dir: &Path) {
     let cfg = common::tiny_train_config(TrainConfig::default().seed);
     let planes = cfg.net.input_planes();
     let mut t = Trainer::new(dir, cfg).unwrap();
-    t.set_progress(Progress::Off);
     t.save_checkpoint().unwrap();
     for i in 0..2 {
         t.step(&xq_train::OwnedBatch::synthetic(4, planes, i).view())
@@ -58,10 +59,8 @@ fn fake_binary(dir: &Path) -> PathBuf {
     p
 }
 
-fn options(run: &Path, out: &Path, binary: &Path) -> ExportOptions {
+fn options(out: &Path, binary: &Path) -> ExportOptions {
     ExportOptions {
-        run: run.into(),
-        model: None,
         out: Some(out.into()),
         binary: binary.into(),
         settings: NetSettings {
@@ -74,68 +73,48 @@ fn options(run: &Path, out: &Path, binary: &Path) -> ExportOptions {
     }
 }
 
+/// Exports the network `model` names (the run's latest without one), as `xqz export`.
+fn export(
+    run: &Path,
+    model: Option<&str>,
+    opts: &ExportOptions,
+) -> Result<ExportSummary, ExportError> {
+    let run = RunDir::existing(run)?;
+    let model = model_to_export(&run, model)?;
+    export_player(&run, &model, opts)
+}
+
 #[test]
 fn model_selection_follows_the_pointer_else_the_newest_checkpoint() {
-    let run = temp("select");
-    let err = select_model(&run, None).unwrap_err();
+    let dir = temp("select");
+    let run = RunDir::open(&dir).unwrap();
+    let err = model_to_export(&run, None).unwrap_err();
     assert!(matches!(err, ExportError::NoModel { .. }), "{err}");
-    tiny_run(&run);
-    let ckpts = list_checkpoints(&run.join("checkpoints")).unwrap();
+    tiny_run(&dir);
+    let ckpts = list_checkpoints(&run.checkpoints_dir()).unwrap();
     assert_eq!(ckpts.len(), 2);
-    assert_eq!(select_model(&run, None).unwrap(), ckpts[1].1);
+    let sidecar = |name: Option<&str>| run.sidecar(&model_to_export(&run, name).unwrap()).unwrap();
+    assert_eq!(sidecar(None), ckpts[1].1);
     // By name: a checkpoint stem.
-    assert_eq!(
-        select_model(&run, Some("ckpt-0000000000")).unwrap(),
-        ckpts[0].1
-    );
-    let err = select_model(&run, Some("nope")).unwrap_err().to_string();
+    assert_eq!(sidecar(Some("ckpt-0000000000")), ckpts[0].1);
+    let err = model_to_export(&run, Some("nope")).unwrap_err().to_string();
     assert!(
         err.contains("\"nope\"") && err.contains("models/accepted"),
         "{err}"
     );
     // The accepted pointer (ARCHITECTURE.md: {"name", "path", "step", "time"}).
-    fs::create_dir_all(run.join("models")).unwrap();
     fs::write(
-        run.join(ACCEPTED_POINTER),
+        run.pointer_path(),
         r#"{"name": "first", "path": "checkpoints/ckpt-0000000000.json", "step": 0, "time": 1}"#,
     )
     .unwrap();
-    assert_eq!(
-        select_model(&run, None).unwrap(),
-        run.join("checkpoints/ckpt-0000000000.json")
-    );
-    // Models are directories with one checkpoint (as the gatekeeper promotes them).
-    let model = run.join("models/accepted/s0000000002");
-    fs::create_dir_all(&model).unwrap();
-    for e in fs::read_dir(run.join("checkpoints")).unwrap() {
-        let e = e.unwrap();
-        let name = e.file_name().to_string_lossy().into_owned();
-        if name.starts_with("ckpt-0000000002") && !name.contains(".optim.") {
-            fs::copy(e.path(), model.join(&name)).unwrap();
-        }
-    }
-    let in_model = model.join("ckpt-0000000002.json");
-    assert_eq!(select_model(&run, Some("s0000000002")).unwrap(), in_model);
-    fs::write(
-        run.join(ACCEPTED_POINTER),
-        r#"{"name": "s0000000002", "path": "models/accepted/s0000000002", "step": 2, "time": 5}"#,
-    )
-    .unwrap();
-    assert_eq!(select_model(&run, None).unwrap(), in_model);
-    fs::write(
-        run.join(ACCEPTED_POINTER),
-        r#"{"name": "x", "path": "models/accepted/x"}"#,
-    )
-    .unwrap();
-    let err = select_model(&run, None).unwrap_err();
-    assert!(matches!(err, ExportError::BadPointer { .. }), "{err}");
-    assert!(err.to_string().contains("does not exist"), "{err}");
-    fs::write(run.join(ACCEPTED_POINTER), "not json").unwrap();
+    assert_eq!(sidecar(None), ckpts[0].1);
+    fs::write(run.pointer_path(), "not json").unwrap();
     assert!(matches!(
-        select_model(&run, None),
-        Err(ExportError::BadPointer { .. })
+        model_to_export(&run, None),
+        Err(ExportError::Run(RunError::Pointer { .. }))
     ));
-    fs::remove_dir_all(&run).unwrap();
+    fs::remove_dir_all(&dir).unwrap();
 }
 
 #[test]
@@ -145,7 +124,7 @@ fn export_writes_a_complete_player_that_loads_and_launches() {
     tiny_run(&run);
     let binary = fake_binary(&root);
     let out = root.join("player");
-    let summary = export_player(&options(&run, &out, &binary)).unwrap();
+    let summary = export(&run, None, &options(&out, &binary)).unwrap();
     assert_eq!(summary.step, 2);
     assert_eq!(summary.name, "xqzero-run-2");
     for f in [
@@ -225,27 +204,24 @@ fn export_refuses_to_overwrite_without_force_and_replaces_with_it() {
     let out = root.join("player");
     fs::create_dir_all(&out).unwrap();
     fs::write(out.join("old.txt"), "old").unwrap();
-    let err = export_player(&options(&run, &out, &binary)).unwrap_err();
+    let err = export(&run, None, &options(&out, &binary)).unwrap_err();
     assert!(matches!(err, ExportError::Exists { .. }), "{err}");
     assert!(err.to_string().contains("--force"), "{err}");
     assert!(out.join("old.txt").exists(), "untouched");
-    let mut o = options(&run, &out, &binary);
+    let mut o = options(&out, &binary);
     o.force = true;
-    o.model = Some("ckpt-0000000000".into());
     o.name = Some("mine".into());
-    let s = export_player(&o).unwrap();
+    let s = export(&run, Some("ckpt-0000000000"), &o).unwrap();
     assert_eq!((s.step, s.name.as_str()), (0, "mine"));
     assert!(!out.join("old.txt").exists());
     assert!(out.join(LAUNCHER).is_file());
     // A failed export (no such model) leaves the existing player as it was.
-    o.model = Some("missing".into());
-    assert!(export_player(&o).is_err());
+    assert!(export(&run, Some("missing"), &o).is_err());
     assert_eq!(load_player_config(&out).unwrap().name, "mine");
     // Without --out the player goes to RUN/players/<name>.
     o.out = None;
-    o.model = None;
     o.name = None;
-    let s = export_player(&o).unwrap();
+    let s = export(&run, None, &o).unwrap();
     assert_eq!(s.out, run.join("players/xqzero-run-2"));
     assert!(s.out.join(LAUNCHER).is_file());
     let names: Vec<String> = fs::read_dir(&root)

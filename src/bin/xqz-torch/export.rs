@@ -4,13 +4,14 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use xq_eval::net::NetSettings;
-use xq_pipeline::export::{ExportOptions, export_player};
+use xq_pipeline::export::{ExportOptions, export_player, model_to_export};
+use xq_run::RunDir;
 
 #[derive(clap::Args, Debug)]
 #[command(after_help = "\
 The network is the run's accepted one (models/accepted.json), or the newest checkpoint \
-when nothing has been accepted yet, or --model NAME (models/accepted/NAME.json, \
-models/candidates/NAME.json, checkpoints/NAME.json, or a sidecar path). OUT (default RUN/players/<name>) receives \
+when nothing has been accepted yet, or --model NAME (models/accepted/NAME, \
+models/candidates/NAME, checkpoints/NAME.json, or a sidecar path). OUT (default RUN/players/<name>) receives \
 network.safetensors (EMA weights), network.json, engine.toml, README.txt, a copy of this \
 xqz binary and the launcher xqzero-engine, which a GUI starts with no arguments. OUT is \
 built under a temporary name and renamed into place.")]
@@ -54,15 +55,19 @@ pub fn run(args: Args) -> Result<()> {
         leaf_quiescence: f32::from(args.quiescence) / 100.0,
         ..NetSettings::default()
     };
-    let summary = export_player(&ExportOptions {
-        run: args.run,
-        model: args.model,
-        out: args.out,
-        binary,
-        settings,
-        name: args.name,
-        force: args.force,
-    })?;
+    let run = RunDir::existing(&args.run)?;
+    let model = model_to_export(&run, args.model.as_deref())?;
+    let summary = export_player(
+        &run,
+        &model,
+        &ExportOptions {
+            out: args.out,
+            binary,
+            settings,
+            name: args.name,
+            force: args.force,
+        },
+    )?;
     println!(
         "exported {} (step {}, from {}) to {}",
         summary.name,

@@ -20,7 +20,7 @@ use std::{
 use anyhow::{Context, Result};
 use xq_core::{Position, hash::SplitMix64};
 use xq_data::{Chunk, ChunkMeta, NewRecord, WindowLoader, WindowSize, quantize_policy};
-use xq_pipeline::rundir::RunDir;
+use xq_run::RunDir;
 
 #[derive(clap::Args, Debug)]
 pub struct RundirArgs {
@@ -186,7 +186,7 @@ pub fn bench_rundir(a: &RundirArgs) -> Result<()> {
         let open = ms(t);
         let (first, same, new, mut loader) = scans(&run, a.window, &bytes, &mut next)?;
         let t = Instant::now();
-        xq_pipeline::report::gather(&run_dir, 8, 8)?;
+        xq_run::report::gather(&run_dir, 8, 8)?;
         let report = ms(t);
 
         let t = Instant::now();

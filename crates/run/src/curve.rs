@@ -1,11 +1,11 @@
 //! The learning curve: every accepted network of a run placed on the anchored strength
-//! scale ([`xq_eval::strength`]), against the wall time, self-play positions and
+//! scale ([`xq_rating::strength`]), against the wall time, self-play positions and
 //! training steps it took to get there.
 //!
 //! Two kinds of rating feed it. During a run, each newly accepted network plays a few
 //! games at low visits against `[rating] opponents` (`rating` events), and the final
 //! match plays more at the final visits (`rating` events with `final`); their results
-//! against anchors are fitted here with [`AnchorTable::rate`], results against
+//! against anchors are fitted here with [`AnchorLookup::rate`], results against
 //! opponents that are not anchors are left out. After a run, `xqz strength` rates
 //! players thoroughly and writes one [`StrengthRecord`] a player into `RUN/strength/`.
 //! The sources are kept apart ([`CurveSource`]) because a cheap rating and a thorough
@@ -18,13 +18,16 @@
 use std::{collections::BTreeMap, fs, path::Path};
 
 use serde::Serialize;
-use xq_eval::{
-    spec::PlayerSpec,
+use xq_eval::{anchors::AnchorLookup, spec::PlayerSpec};
+use xq_rating::{
     stats::AnchorGames,
     strength::{AnchorTable, StrengthRecord},
 };
 
-use crate::events::{Event, EventLog, SelfplayEvent};
+use crate::{
+    events::{Event, EventLog, SelfplayEvent},
+    model_step,
+};
 
 /// Where a point's rating comes from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
@@ -144,11 +147,6 @@ struct Acceptance {
     positions: u64,
 }
 
-/// The training step in a model name such as `s0000001200` (see `rundir::model_name`).
-pub(crate) fn step_of(name: &str) -> Option<u64> {
-    name.strip_prefix('s')?.parse().ok()
-}
-
 /// The learning curve of a run: one point per accepted network and rating source
 /// (and per visit count, should a network be rated at two), ordered by source and
 /// then step. Networks without games against any anchor have no point.
@@ -214,7 +212,7 @@ pub fn learning_curve(
             step: at
                 .step
                 .or_else(|| rated_steps.get(model).copied())
-                .or_else(|| step_of(model)),
+                .or_else(|| model_step(model)),
             seconds: at.seconds,
             positions: accepted.contains_key(model).then_some(at.positions),
             elo: rating.elo,
@@ -232,7 +230,7 @@ pub fn learning_curve(
         let model = r
             .model
             .clone()
-            .or_else(|| step_of(&r.player).map(|_| r.player.clone()));
+            .or_else(|| model_step(&r.player).map(|_| r.player.clone()));
         let at = model.as_deref().and_then(|m| accepted.get(m).copied());
         // A network's own budget is its visits (and quiescence), said by its spec.
         let (visits, quiescence) = match r.player.parse() {
@@ -247,7 +245,7 @@ pub fn learning_curve(
             step: r
                 .step
                 .or_else(|| at.and_then(|a| a.step))
-                .or_else(|| model.as_deref().and_then(step_of)),
+                .or_else(|| model.as_deref().and_then(model_step)),
             model: model.unwrap_or_else(|| r.player.clone()),
             seconds: at.and_then(|a| a.seconds),
             positions: at.map(|a| a.positions),

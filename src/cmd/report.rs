@@ -8,11 +8,12 @@
 //! `report/`) are inlined, and the charts and boards are SVG drawn by that script from
 //! one JSON blob that this module fills.
 //!
-//! What the page shows is gathered by [`xq_pipeline::report::gather`] (tolerant of
+//! What the page shows is gathered by [`xq_run::report::gather`] (tolerant of
 //! torn or incomplete events and unreadable games, which are listed on the page); this
 //! module renders it, and prints the learning curve's newest and best points as text.
 //! An empty run still gives a valid page with "no data yet"; only a run directory that
-//! does not exist is an error.
+//! does not exist is an error. Reading a run needs no network, so `xqz` runs it
+//! without libtorch.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -22,11 +23,12 @@ use std::{
 
 use anyhow::{Context, Result};
 use serde::Serialize;
-use xq_eval::strength::AnchorTable;
-use xq_pipeline::{
+use xq_rating::strength::AnchorTable;
+use xq_run::{
+    RunDir,
     curve::{CurvePoint, CurveSource},
-    report::{PageData, Rating, Report, gather},
-    rundir::{RunDir, write_atomic},
+    report::{PageData, Rating, Report, fmt_elo, gather},
+    write_atomic,
 };
 
 const CSS: &str = include_str!("report/report.css");
@@ -67,10 +69,7 @@ pub fn run(args: Args) -> Result<()> {
     let run = RunDir::existing(&args.run)?;
     let report = gather(&run, args.selfplay_games, args.match_games)?;
     let html = render(&report)?;
-    let out = args
-        .out
-        .clone()
-        .unwrap_or_else(|| run.root().join("report.html"));
+    let out = args.out.clone().unwrap_or_else(|| run.report_path());
     write_atomic(&out, html.as_bytes())
         .with_context(|| format!("cannot write the report to {}", out.display()))?;
     println!("wrote {}", out.display());
@@ -165,19 +164,6 @@ fn fmt_score(score: Option<f64>, games: Option<u64>) -> String {
         (Some(s), None) => format!("{:.1}%", s * 100.0),
         (None, Some(g)) => format!("{g} games"),
         (None, None) => String::new(),
-    }
-}
-
-/// `+123 [+80, +170]`, or the score's meaning when the Elo is unbounded.
-fn fmt_elo(elo: Option<f64>, lo: Option<f64>, hi: Option<f64>, unbounded: Option<&str>) -> String {
-    match (elo, unbounded) {
-        (_, Some("top")) => "+∞ (won every game)".to_owned(),
-        (_, Some(_)) => "−∞ (lost every game)".to_owned(),
-        (Some(e), None) => match (lo, hi) {
-            (Some(l), Some(h)) => format!("{e:+.0} [{l:+.0}, {h:+.0}]"),
-            _ => format!("{e:+.0}"),
-        },
-        (None, None) => "—".to_owned(),
     }
 }
 
@@ -407,7 +393,7 @@ fn render_curve(h: &mut String, d: &PageData) {
             p.seconds.map_or_else(String::new, fmt_duration),
             fmt_count(p.positions),
             p.source.label(),
-            esc(&fmt_elo(Some(p.elo), Some(p.lower), Some(p.upper), None)),
+            esc(&fmt_elo((Some(p.elo), Some(p.lower), Some(p.upper), None))),
             p.games,
             esc(&point_settings(p)),
             esc(&against.join(", ")),
@@ -466,7 +452,7 @@ fn render_strength(h: &mut String, d: &PageData) {
                         let _ = write!(
                             h,
                             "<td>{}<br><small>{}</small></td>",
-                            esc(&fmt_elo(r.elo, r.lo, r.hi, r.unbounded)),
+                            esc(&fmt_elo((r.elo, r.lo, r.hi, r.unbounded))),
                             esc(&fmt_score(r.score, r.games))
                         );
                     }
@@ -506,7 +492,7 @@ fn render_strength(h: &mut String, d: &PageData) {
                 esc(&g
                     .score
                     .map_or(String::new(), |s| format!("{:.1}%", s * 100.0))),
-                esc(&fmt_elo(g.elo, g.lo, g.hi, g.unbounded)),
+                esc(&fmt_elo((g.elo, g.lo, g.hi, g.unbounded))),
                 g.llr.map_or(String::new(), |l| format!("{l:.2}")),
                 esc(g.reason.as_deref().unwrap_or("")),
                 g.time.map_or(String::new(), utc),

@@ -16,17 +16,17 @@ use std::{
     time::SystemTime,
 };
 
-use anyhow::Result;
 use serde::Serialize;
 use serde_json::Value;
 use xq_core::notation::{Style, format_move};
 use xq_data::pgn::{PgnGame, read_pgn};
-use xq_eval::{matches::MatchSummary, strength::AnchorTable};
+use xq_rating::{strength::AnchorTable, summary::MatchSummary};
 
 use crate::{
-    curve::{CurvePoint, SelfplayTotals, learning_curve, read_strength_records, step_of},
+    RunDir, RunError,
+    curve::{CurvePoint, SelfplayTotals, learning_curve, read_strength_records},
     events::{Event, WarningWhat},
-    rundir::{RunDir, now},
+    model_step, now,
 };
 
 /// Plies kept per replayable game: enough for any real game, and a bound on page size.
@@ -151,7 +151,8 @@ pub struct Report {
 /// Elo, its interval, and which edge to draw it at when it is unbounded.
 pub type EloFields = (Option<f64>, Option<f64>, Option<f64>, Option<&'static str>);
 
-fn elo_fields(m: &MatchSummary) -> EloFields {
+/// The Elo of a match as the report and the run's summary show it.
+pub fn elo_fields(m: &MatchSummary) -> EloFields {
     // JSON has no infinity: an unbounded Elo (a 100% or 0% score) is written as null.
     let unbounded = match (m.elo, m.score) {
         (Some(e), _) if e == f64::INFINITY => Some("top"),
@@ -196,7 +197,32 @@ fn thin<T: Clone>(items: Vec<T>, max: usize) -> Vec<T> {
         .collect()
 }
 
-pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result<Report> {
+/// `+123 [+80, +170]`, or the score's meaning when the Elo is unbounded, or `—`.
+pub fn fmt_elo((elo, lo, hi, unbounded): EloFields) -> String {
+    match (elo, unbounded) {
+        (_, Some("top")) => "+∞ (won every game)".to_owned(),
+        (_, Some(_)) => "−∞ (lost every game)".to_owned(),
+        (Some(e), None) => match (lo, hi) {
+            (Some(l), Some(h)) => format!("{e:+.0} [{l:+.0}, {h:+.0}]"),
+            _ => format!("{e:+.0}"),
+        },
+        (None, None) => "—".to_owned(),
+    }
+}
+
+/// An event as JSON, for [`numeric_fields`] (an event holds numbers, strings and JSON
+/// values, so it always converts).
+fn json_of(event: &impl Serialize) -> Value {
+    serde_json::to_value(event).unwrap_or(Value::Null)
+}
+
+/// Gathers what `xqz report` shows of `run`, with the newest `selfplay_games` self-play
+/// games and `match_games` match games (see the module documentation).
+///
+/// # Errors
+/// Only if the event log exists but cannot be read; everything else unreadable is
+/// listed in [`Report::warnings`].
+pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result<Report, RunError> {
     let root = run.root().to_path_buf();
     let mut warnings = Vec::new();
     let mut run_warnings = BTreeMap::new();
@@ -228,7 +254,7 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
                 let m = &r.result;
                 let (elo, lo, hi, unbounded) = elo_fields(m);
                 data.ratings.push(Rating {
-                    step: r.step.or_else(|| step_of(&r.model)),
+                    step: r.step.or_else(|| model_step(&r.model)),
                     model: r.model.clone(),
                     opponent: r.opponent.clone(),
                     games: Some(m.games),
@@ -251,7 +277,7 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
                 data.gates.push(Gate {
                     step: Some(g.step)
                         .filter(|s| *s > 0)
-                        .or_else(|| step_of(&g.candidate)),
+                        .or_else(|| model_step(&g.candidate)),
                     opponent: g
                         .opponent
                         .clone()
@@ -270,7 +296,7 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
                 });
             }
             Event::Train(t) => {
-                let fields = numeric_fields(&serde_json::to_value(t)?);
+                let fields = numeric_fields(&json_of(t));
                 max_step = max_step.max(Some(t.step));
                 train_latest.extend(fields.clone());
                 data.train.push(fields);
@@ -279,7 +305,7 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
                 max_step = max_step.max(Some(*step));
             }
             Event::Selfplay(sp) => {
-                let mut fields = numeric_fields(&serde_json::to_value(sp)?);
+                let mut fields = numeric_fields(&json_of(sp));
                 let sums = selfplay_totals.get_or_insert_with(SelfplayTotals::default);
                 sums.observe(sp);
                 #[allow(clippy::cast_precision_loss)]
@@ -314,18 +340,14 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
             "events.jsonl: {n} {k} event(s) without their key fields skipped"
         ));
     }
-    if let Ok(entries) = fs::read_dir(run.accepted_dir()) {
-        for e in entries.flatten() {
-            let name = e.file_name().to_string_lossy().into_owned();
-            if step_of(&name).is_some() && e.file_type().is_ok_and(|t| t.is_dir()) {
-                accepted.insert(name);
-            }
-        }
+    match run.accepted_models() {
+        Ok(models) => accepted.extend(models.into_iter().map(|m| m.name)),
+        Err(e) => warnings.push(e.to_string()),
     }
     let current = match run.accepted() {
         Ok(m) => m,
         Err(e) => {
-            warnings.push(format!("{e:#}"));
+            warnings.push(e.to_string());
             None
         }
     };
@@ -587,9 +609,6 @@ fn replay(kind: &'static str, source: &str, g: &PgnGame, warnings: &mut Vec<Stri
     }
 }
 
-// ---------------------------------------------------------------------------------
-// The page.
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -611,6 +630,24 @@ mod tests {
             let m: MatchSummary = serde_json::from_value(v.clone()).unwrap();
             assert_eq!(elo_fields(&m).3, want, "{v}");
         }
+    }
+
+    #[test]
+    fn elo_is_shown_with_its_interval_or_as_the_edge_it_runs_off() {
+        assert_eq!(
+            fmt_elo((Some(35.4), Some(-10.0), Some(80.6), None)),
+            "+35 [-10, +81]"
+        );
+        assert_eq!(fmt_elo((Some(-5.0), None, None, None)), "-5");
+        assert_eq!(
+            fmt_elo((None, None, None, Some("top"))),
+            "+∞ (won every game)"
+        );
+        assert_eq!(
+            fmt_elo((None, None, None, Some("bottom"))),
+            "−∞ (lost every game)"
+        );
+        assert_eq!(fmt_elo((None, None, None, None)), "—");
     }
 
     #[test]

@@ -12,7 +12,7 @@
 use std::{collections::BTreeMap, path::PathBuf};
 
 use serde::{Deserialize, Serialize};
-use xq_eval::matches::MatchSummary;
+use xq_rating::summary::MatchSummary;
 
 /// One line of `events.jsonl`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -330,7 +330,7 @@ impl EventLog {
     }
 
     /// The events, in order.
-    pub fn events(&self) -> impl Iterator<Item = &Event> {
+    pub fn events(&self) -> impl DoubleEndedIterator<Item = &Event> {
         self.records.iter().map(|r| &r.event)
     }
 }
