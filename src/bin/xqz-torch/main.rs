@@ -1,14 +1,13 @@
 //! `xqz-torch`: the xqzero command line with libtorch linked: the trainer, and the
 //! network backend where a CUDA device is present (on the CPU, networks run on the
 //! native backend unless `XQZ_BACKEND=torch`). `xqz` hands it the training-run
-//! commands and any network command that should run on libtorch; it runs every command
-//! itself.
+//! commands and any network command that should run on libtorch; it runs each itself.
+//! `xqz report` is not among them: it reads a run directory, which `xqz` does alone.
 
 mod bars;
 mod bench;
 mod export;
 mod pipeline;
-mod report;
 
 use std::process::ExitCode;
 
@@ -39,8 +38,6 @@ enum Command {
     Gate(pipeline::GateArgs),
     /// Write a self-contained UCCI player directory from a training run.
     Export(export::Args),
-    /// Write a self-contained HTML report of a training run (Elo, losses, self-play, games).
-    Report(report::Args),
     /// Speed benchmarks.
     Bench(bench::Args),
     #[command(flatten)]
@@ -56,12 +53,11 @@ fn main() -> ExitCode {
     }
     let cli: Cli = xqzero::parse_or_exit();
     xqzero::finish(match cli.command {
-        Command::Run(a) => xq_pipeline::run::run(a.into(), bars::observer()),
-        Command::Selfplay(a) => selfplay(a.into()),
-        Command::Train(a) => xq_pipeline::train::run(a.into()),
-        Command::Gate(a) => xq_pipeline::gate::run(a.into()),
+        Command::Run(a) => pipeline::run(a),
+        Command::Selfplay(a) => pipeline::selfplay(a),
+        Command::Train(a) => pipeline::train(a),
+        Command::Gate(a) => pipeline::gate(a),
         Command::Export(a) => export::run(a),
-        Command::Report(a) => report::run(a),
         Command::Bench(a) => bench::run(a),
         Command::Local(c) => c.run(),
     })
@@ -76,21 +72,4 @@ fn register_backend() -> Result<(), xq_native::BadBackendChoice> {
         xq_train::register_backend();
     }
     Ok(())
-}
-
-/// `xqz selfplay`: SIGTERM (`scancel`, a pod's eviction) and SIGINT end the worker
-/// cleanly, writing every finished game (a second signal kills at once).
-fn selfplay(mut options: xq_pipeline::selfplay::Options) -> anyhow::Result<()> {
-    let interrupt = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    for signal in [signal_hook::consts::SIGTERM, signal_hook::consts::SIGINT] {
-        // The second signal terminates: registered first, it sees the flag unset.
-        signal_hook::flag::register_conditional_shutdown(
-            signal,
-            1,
-            std::sync::Arc::clone(&interrupt),
-        )?;
-        signal_hook::flag::register(signal, std::sync::Arc::clone(&interrupt))?;
-    }
-    options.interrupt = Some(interrupt);
-    xq_pipeline::selfplay::run(options)
 }
