@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use anyhow::{Context, Result};
 use xq_eval::net::NetSettings;
-use xq_pipeline::export::{ExportOptions, export_player, model_to_export};
+use xq_pipeline::export::{ExportError, ExportOptions, export_player, model_to_export};
 use xq_run::RunDir;
 
 #[derive(clap::Args, Debug)]
@@ -55,7 +55,11 @@ pub fn run(args: Args) -> Result<()> {
         leaf_quiescence: f32::from(args.quiescence) / 100.0,
         ..NetSettings::default()
     };
-    let run = RunDir::existing(&args.run)?;
+    // A run that is not there has no network to export (and none is created for it).
+    let run = RunDir::existing(&args.run).map_err(|e| ExportError::NoModel {
+        run: args.run.clone(),
+        why: e.to_string(),
+    })?;
     let model = model_to_export(&run, args.model.as_deref())?;
     let summary = export_player(
         &run,
