@@ -11,7 +11,7 @@
 //!
 //! So `xqz perft` or an alpha-beta UCCI engine start in milliseconds with a few MB,
 //! and only `xqz-torch` pays for libtorch: the commands that load a network, and the
-//! training-run commands (`run`, `selfplay`, `train`, `gate`, `export`, `report`,
+//! training-run commands (`run`, `selfplay`, `train`, `gate`, `export`,
 //! `bench`), which live with the pipeline crate that links it.
 
 pub mod cmd;

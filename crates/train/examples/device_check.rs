@@ -15,8 +15,8 @@ use xq_core::Position;
 use xq_nn::{EvalInput, Evaluator};
 use xq_train::bench::evaluator_throughput;
 use xq_train::{
-    DeviceChoice, EvaluatorOptions, NetConfig, OwnedBatch, Precision, TorchEvaluator,
-    TrainConfig, Trainer,
+    DeviceChoice, EvaluatorOptions, NetConfig, OwnedBatch, Precision, TorchEvaluator, TrainConfig,
+    Trainer,
 };
 
 fn fail(msg: &str) -> ! {

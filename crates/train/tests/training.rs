@@ -11,8 +11,8 @@ use xq_nn::encode::encode_into;
 use xq_nn::policy::{POLICY_SIZE, policy_index};
 use xq_nn::{EvalInput, Evaluator};
 use xq_train::{
-    DeviceChoice, EvaluatorOptions, NetConfig, OptimizerConfig, OwnedBatch,
-    TorchEvaluator, TrainConfig, TrainError, Trainer, WeightsChoice,
+    DeviceChoice, EvaluatorOptions, NetConfig, OptimizerConfig, OwnedBatch, TorchEvaluator,
+    TrainConfig, TrainError, Trainer, WeightsChoice,
 };
 
 fn run_dir(tag: &str) -> PathBuf {
