@@ -250,3 +250,43 @@ fn a_command_reports_its_peak_memory_when_asked() {
         .unwrap();
     assert!(!String::from_utf8_lossy(&quiet.stderr).contains("peak_rss_kib"));
 }
+
+/// `xqz` tells the `xqz-torch` it execs which build it is from; a backend from another
+/// build (a partial `cargo build --bin xqz`) refuses to run rather than run stale code.
+#[test]
+fn xqz_torch_from_another_build_refuses_to_run_and_names_both_builds() {
+    let run = |front: Option<&str>| {
+        let mut cmd = Command::new(XQZ_TORCH);
+        cmd.args(["perft", "--depth", "1"]);
+        if let Some(id) = front {
+            cmd.env("XQZ_FRONT_BUILD_ID", id);
+        }
+        cmd.output().unwrap()
+    };
+    let stale = run(Some("0123456789abcdef"));
+    assert!(!stale.status.success());
+    let err = String::from_utf8_lossy(&stale.stderr);
+    assert!(
+        err.contains("0123456789abcdef") && err.contains(xqzero::BUILD_ID),
+        "{err}"
+    );
+    for same in [Some(xqzero::BUILD_ID), None] {
+        let out = run(same);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(String::from_utf8_lossy(&out.stdout).contains("44"));
+    }
+    // Through the front end, the ids agree and the command runs.
+    let out = Command::new(XQZ)
+        .args(["bench", "--help"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
