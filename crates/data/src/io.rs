@@ -99,9 +99,11 @@ pub fn is_tmp_name(name: &str) -> bool {
 /// what it removed for the caller to report.
 ///
 /// A crash (or `kill -9`) between creating a temporary and renaming it leaves it behind;
-/// readers skip it, but nothing else ever deletes it. The age, not the process id,
+/// readers skip it, but nothing else would delete it. The age, not the process id,
 /// decides: writers on other machines share run directories, so a PID names no process
-/// here. A live writer touches its temporary within seconds, so an hour is safe.
+/// here. Age is the inode's change time: a compaction merge sets its temporary's
+/// modification time to its old data's, but that sets the change time to now. A live
+/// writer changes its temporary within seconds, so an hour is safe.
 pub fn remove_stale_tmp(dir: &Path, older_than: std::time::Duration) -> io::Result<Vec<PathBuf>> {
     let mut removed = Vec::new();
     let entries = match fs::read_dir(dir) {
@@ -115,12 +117,18 @@ pub fn remove_stale_tmp(dir: &Path, older_than: std::time::Duration) -> io::Resu
         if !entry.file_name().to_str().is_some_and(is_tmp_name) {
             continue;
         }
-        let meta = entry.metadata()?;
-        let age = meta
-            .modified()
-            .ok()
-            .and_then(|m| now.duration_since(m).ok())
-            .unwrap_or_default();
+        let meta = match entry.metadata() {
+            Ok(meta) => meta,
+            // Renamed by its writer (or removed by another cleaner) since the listing.
+            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
+            Err(e) => return Err(e),
+        };
+        let changed = std::time::SystemTime::UNIX_EPOCH
+            + std::time::Duration::new(
+                u64::try_from(std::os::unix::fs::MetadataExt::ctime(&meta)).unwrap_or(0),
+                u32::try_from(std::os::unix::fs::MetadataExt::ctime_nsec(&meta)).unwrap_or(0),
+            );
+        let age = now.duration_since(changed).unwrap_or_default();
         if age < older_than {
             continue;
         }

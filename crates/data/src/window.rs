@@ -311,7 +311,10 @@ impl WindowLoader {
     /// Only when the directory itself cannot be listed; bad chunks are skipped and
     /// listed in the report.
     pub fn refresh(&mut self) -> Result<(Window, RefreshReport), std::io::Error> {
-        let mut report = RefreshReport::default();
+        let mut report = RefreshReport {
+            removed: crate::io::remove_stale_tmp(&self.dir, self.stale_after)?,
+            ..RefreshReport::default()
+        };
         let mut files = Vec::new();
         let mut journals = false;
         for entry in fs::read_dir(&self.dir)? {
@@ -319,22 +322,6 @@ impl WindowLoader {
             let path = entry.path();
             if compact::is_journal(&path) {
                 journals = true;
-                continue;
-            }
-            if path.extension().is_some_and(|e| e == "tmp") {
-                // By the inode's change time: a merge sets its temporary's modification
-                // time to its old data's, but that changes the ctime to now.
-                let stale = entry.metadata().is_ok_and(|m| {
-                    let changed = SystemTime::UNIX_EPOCH
-                        + std::time::Duration::new(
-                            u64::try_from(m.ctime()).unwrap_or(0),
-                            u32::try_from(m.ctime_nsec()).unwrap_or(0),
-                        );
-                    changed.elapsed().is_ok_and(|age| age > self.stale_after)
-                });
-                if stale && fs::remove_file(&path).is_ok() {
-                    report.removed.push(path);
-                }
                 continue;
             }
             if !is_chunk_file(&path) {

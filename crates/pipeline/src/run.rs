@@ -305,6 +305,12 @@ fn with_deadline<T>(
 /// An unusable run directory, or a phase that failed.
 pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSummary> {
     record_config(obs, run, cfg)?;
+    for path in run.remove_stale_tmp(xq_data::window::STALE_TEMPORARY)? {
+        obs.warn(&format!(
+            "removed {}, a temporary a killed writer left behind",
+            path.display()
+        ));
+    }
     let r = &cfg.run;
     let mut state = RunState::load(run)?;
     let budget = Budget {

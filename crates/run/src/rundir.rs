@@ -10,7 +10,7 @@ use std::{
     fs,
     io::Write,
     path::{Path, PathBuf},
-    time::{SystemTime, UNIX_EPOCH},
+    time::{Duration, SystemTime, UNIX_EPOCH},
 };
 
 use serde::{Deserialize, Serialize};
@@ -162,6 +162,38 @@ impl RunDir {
         }
         run.check_rename(xq_data::io::check_atomic_rename)?;
         Ok(run)
+    }
+
+    /// Removes the temporaries a killed writer left in the run's directories (files and
+    /// directories of `xq_data::io::tmp_path` unchanged for `older_than`; runs use
+    /// [`xq_data::window::STALE_TEMPORARY`]) and returns them for the caller to report.
+    /// `data/` is the replay window's to clean, at each rescan.
+    ///
+    /// # Errors
+    /// When a directory cannot be listed or a temporary cannot be removed.
+    pub fn remove_stale_tmp(&self, older_than: Duration) -> Result<Vec<PathBuf>, RunError> {
+        let mut removed = Vec::new();
+        for dir in [
+            self.root.clone(),
+            self.games_dir(),
+            self.checkpoints_dir(),
+            self.candidates_dir(),
+            self.accepted_dir(),
+            self.rejected_dir(),
+            self.players_dir(),
+            self.matches_dir(),
+            self.root.join(layout::STRENGTH_DIR),
+        ]
+        .into_iter()
+        // The pointer's own directory (`models/`), where its temporaries land.
+        .chain(self.pointer_path().parent().map(Path::to_path_buf))
+        {
+            removed.extend(
+                xq_data::io::remove_stale_tmp(&dir, older_than)
+                    .map_err(|source| RunError::Write { path: dir, source })?,
+            );
+        }
+        Ok(removed)
     }
 
     /// Runs `probe` (the atomic-rename check) in the root, which holds the pointers,
@@ -652,6 +684,27 @@ mod tests {
         let d = std::env::temp_dir().join(format!("xqz-rundir-{name}-{}", std::process::id()));
         let _ = fs::remove_dir_all(&d);
         d
+    }
+
+    #[test]
+    fn a_killed_writers_temporaries_are_removed_from_the_runs_directories_only_when_stale() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let pointer = xq_data::io::tmp_path(&run.pointer_path());
+        let candidate = xq_data::io::tmp_path(&run.candidates_dir().join("s0000000100"));
+        fs::write(&pointer, b"{").unwrap();
+        fs::create_dir_all(candidate.join("inner")).unwrap();
+        fs::write(run.root().join("notes.tmp"), b"a user's file").unwrap();
+        let hour = Duration::from_secs(3600);
+        assert!(run.remove_stale_tmp(hour).unwrap().is_empty());
+        std::thread::sleep(Duration::from_millis(50));
+        let mut removed = run.remove_stale_tmp(Duration::from_millis(10)).unwrap();
+        removed.sort();
+        let mut expected = vec![pointer.clone(), candidate.clone()];
+        expected.sort();
+        assert_eq!(removed, expected);
+        assert!(!pointer.exists() && !candidate.exists());
+        assert!(run.root().join("notes.tmp").exists());
     }
 
     #[test]
