@@ -189,10 +189,10 @@ pub struct NativeBackend {
 }
 
 impl xq_nn::NetworkBackend for NativeBackend {
-    fn load(&self, path: &Path) -> Result<Box<dyn Evaluator>, String> {
+    fn load(&self, path: &Path) -> Result<Box<dyn Evaluator>, xq_nn::backend::LoadError> {
         NativeEvaluator::load(path, self.threads.load(Ordering::Relaxed))
             .map(|ev| Box::new(ev) as Box<dyn Evaluator>)
-            .map_err(|e| e.to_string())
+            .map_err(xq_nn::backend::LoadError::new)
     }
 
     fn set_threads(&self, threads: usize) {

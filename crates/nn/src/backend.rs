@@ -18,8 +18,8 @@ pub trait NetworkBackend: Send + Sync {
     /// directory, as the backend documents) for evaluation.
     ///
     /// # Errors
-    /// A message naming the file and what is wrong with it.
-    fn load(&self, path: &Path) -> Result<Box<dyn Evaluator>, String>;
+    /// The backend's own error (naming the file and what is wrong with it), typed.
+    fn load(&self, path: &Path) -> Result<Box<dyn Evaluator>, LoadError>;
 
     /// Sets the number of CPU threads the backend's kernels use (0 leaves it alone).
     fn set_threads(&self, threads: usize);
@@ -42,6 +42,20 @@ pub fn register(backend: Box<dyn NetworkBackend>) -> bool {
 /// [`NoBackend`] when this process registered none.
 pub fn backend() -> Result<&'static dyn NetworkBackend, NoBackend> {
     BACKEND.get().map(|b| b.as_ref()).ok_or(NoBackend)
+}
+
+/// A backend could not load a network. It carries the backend's own typed error
+/// (`xq_native::NativeError`, `xq_train::TrainError`) for callers to downcast, and
+/// displays as it does.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct LoadError(pub Box<dyn std::error::Error + Send + Sync>);
+
+impl LoadError {
+    /// Wraps a backend's error.
+    pub fn new(error: impl std::error::Error + Send + Sync + 'static) -> LoadError {
+        LoadError(Box::new(error))
+    }
 }
 
 /// The process has no network backend: it was built or started without libtorch.

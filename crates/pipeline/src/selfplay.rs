@@ -158,7 +158,7 @@ pub fn accepted_network(run: &RunDir, config: &SelfplayConfig) -> Result<Network
         (Box::new(UniformEvaluator), None)
     };
     let watcher = PointerWatcher::new(pointer, current, move |_: &Path| {
-        load_accepted(&run_dir, options).map_err(|e| format!("{e:#}"))
+        load_accepted(&run_dir, options).map_err(xq_selfplay::ModelError::new)
     });
     Ok(Network {
         evaluator,

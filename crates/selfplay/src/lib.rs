@@ -102,6 +102,6 @@ pub mod worker;
 
 pub use config::{ConfigError, SelfplayConfig};
 pub use game::{FinishedGame, Termination};
-pub use model::{ModelSource, NoModelUpdates, PointerWatcher, content_hash};
+pub use model::{ModelError, ModelSource, NoModelUpdates, PointerWatcher, content_hash};
 pub use stats::{Observer, Snapshot};
 pub use worker::{RunOptions, SelfplayError, Summary, build_chunk, run, worker_id};

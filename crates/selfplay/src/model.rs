@@ -16,6 +16,20 @@ use std::path::{Path, PathBuf};
 
 use xq_nn::Evaluator;
 
+/// A network a [`ModelSource`] offered could not be loaded: the loader's own error
+/// (for example xq-pipeline's, naming the pointer and the checkpoint), typed, for
+/// callers to downcast; it displays as that error does (`{:#}` included).
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct ModelError(pub Box<dyn std::error::Error + Send + Sync>);
+
+impl ModelError {
+    /// Wraps a loader's error (an error type, an `anyhow::Error` or a message).
+    pub fn new(error: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> ModelError {
+        ModelError(error.into())
+    }
+}
+
 /// A source of newly accepted networks.
 pub trait ModelSource: Send {
     /// A new evaluator if the accepted network changed since the last call, else
@@ -24,8 +38,8 @@ pub trait ModelSource: Send {
     /// look).
     ///
     /// # Errors
-    /// A message saying what could not be loaded.
-    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, String>;
+    /// What could not be loaded, as the loader's own typed error.
+    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, ModelError>;
 }
 
 /// Never offers a new network.
@@ -33,7 +47,7 @@ pub trait ModelSource: Send {
 pub struct NoModelUpdates;
 
 impl ModelSource for NoModelUpdates {
-    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, String> {
+    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, ModelError> {
         Ok(None)
     }
 }
@@ -58,7 +72,7 @@ impl<F> std::fmt::Debug for PointerWatcher<F> {
 
 impl<F> PointerWatcher<F>
 where
-    F: FnMut(&Path) -> Result<Box<dyn Evaluator>, String> + Send,
+    F: FnMut(&Path) -> Result<Box<dyn Evaluator>, ModelError> + Send,
 {
     /// Watches `path`. `current` is the content hash of the pointer the initial
     /// evaluator was loaded from ([`content_hash`]), so it is not
@@ -80,9 +94,9 @@ pub fn content_hash(path: &Path) -> Option<u64> {
 
 impl<F> ModelSource for PointerWatcher<F>
 where
-    F: FnMut(&Path) -> Result<Box<dyn Evaluator>, String> + Send,
+    F: FnMut(&Path) -> Result<Box<dyn Evaluator>, ModelError> + Send,
 {
-    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, String> {
+    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, ModelError> {
         let Some(h) = content_hash(&self.path) else {
             return Ok(None);
         };
@@ -105,8 +119,8 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let path = dir.path().join("accepted.json");
         let mut w = PointerWatcher::new(&path, None, |p: &Path| {
-            let text = std::fs::read_to_string(p).map_err(|e| e.to_string())?;
-            let seed: u64 = text.trim().parse().map_err(|_| format!("bad {text}"))?;
+            let text = std::fs::read_to_string(p).map_err(ModelError::new)?;
+            let seed: u64 = text.trim().parse().map_err(ModelError::new)?;
             Ok(Box::new(RandomEvaluator::new(seed)) as Box<dyn Evaluator>)
         });
         assert!(w.poll().unwrap().is_none(), "no pointer yet");

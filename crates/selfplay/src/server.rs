@@ -273,7 +273,7 @@ pub fn watch_models(
             Ok(None) => {}
             Err(e) => {
                 if let Some(o) = observer {
-                    o.model_skipped(&e);
+                    o.model_skipped(&format!("{e:#}"));
                 }
             }
         }

@@ -192,7 +192,7 @@ impl Evaluator for Logged {
 struct OneUpdate(Option<Box<dyn Evaluator>>);
 
 impl ModelSource for OneUpdate {
-    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, String> {
+    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, xq_selfplay::ModelError> {
         Ok(self.0.take())
     }
 }
@@ -245,8 +245,8 @@ fn a_new_model_is_swapped_in_once_every_game_is_between_searches() {
 struct Broken;
 
 impl ModelSource for Broken {
-    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, String> {
-        Err("half-copied weights".into())
+    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, xq_selfplay::ModelError> {
+        Err(xq_selfplay::ModelError::new("half-copied weights"))
     }
 }
 

@@ -394,10 +394,10 @@ pub fn resolve_checkpoint(path: impl AsRef<Path>) -> Result<PathBuf, TrainError>
 pub struct TorchBackend;
 
 impl xq_nn::NetworkBackend for TorchBackend {
-    fn load(&self, path: &Path) -> Result<Box<dyn Evaluator>, String> {
+    fn load(&self, path: &Path) -> Result<Box<dyn Evaluator>, xq_nn::backend::LoadError> {
         TorchEvaluator::load(path, EvaluatorOptions::default())
             .map(|ev| Box::new(ev) as Box<dyn Evaluator>)
-            .map_err(|e| e.to_string())
+            .map_err(xq_nn::backend::LoadError::new)
     }
 
     fn set_threads(&self, threads: usize) {

@@ -162,7 +162,7 @@ pub fn load_network(path: &Path, threads: usize) -> Result<Box<dyn Evaluator>, N
     };
     let backend = xq_nn::backend::backend().map_err(|e| load(e.to_string()))?;
     backend.set_threads(threads);
-    backend.load(path).map_err(load)
+    backend.load(path).map_err(|e| load(e.to_string()))
 }
 
 /// Sets the registered backend's CPU threads (no backend: nothing to set).
