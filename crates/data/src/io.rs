@@ -111,41 +111,54 @@ pub fn remove_stale_tmp(dir: &Path, older_than: std::time::Duration) -> io::Resu
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(removed),
         Err(e) => return Err(e),
     };
-    let now = std::time::SystemTime::now();
     for entry in entries {
-        let entry = entry?;
-        if !entry.file_name().to_str().is_some_and(is_tmp_name) {
-            continue;
-        }
-        let meta = match entry.metadata() {
-            Ok(meta) => meta,
-            // Renamed by its writer (or removed by another cleaner) since the listing.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => continue,
-            Err(e) => return Err(e),
-        };
-        let changed = std::time::SystemTime::UNIX_EPOCH
-            + std::time::Duration::new(
-                u64::try_from(std::os::unix::fs::MetadataExt::ctime(&meta)).unwrap_or(0),
-                u32::try_from(std::os::unix::fs::MetadataExt::ctime_nsec(&meta)).unwrap_or(0),
-            );
-        let age = now.duration_since(changed).unwrap_or_default();
-        if age < older_than {
-            continue;
-        }
-        let path = entry.path();
-        let result = if meta.is_dir() {
-            fs::remove_dir_all(&path)
-        } else {
-            fs::remove_file(&path)
-        };
-        match result {
-            Ok(()) => removed.push(path),
-            // Another process cleaned it up first.
-            Err(e) if e.kind() == io::ErrorKind::NotFound => {}
-            Err(e) => return Err(e),
-        }
+        removed.extend(remove_if_stale_tmp(&entry?, older_than)?);
     }
     Ok(removed)
+}
+
+/// The step of [`remove_stale_tmp`] for one entry of a listing, for a reader that
+/// lists the directory anyway (the replay window): removes `entry` if it is a
+/// temporary unchanged for `older_than`, and returns its path if it did.
+///
+/// # Errors
+/// When the temporary cannot be removed.
+pub fn remove_if_stale_tmp(
+    entry: &fs::DirEntry,
+    older_than: std::time::Duration,
+) -> io::Result<Option<PathBuf>> {
+    if !entry.file_name().to_str().is_some_and(is_tmp_name) {
+        return Ok(None);
+    }
+    let meta = match entry.metadata() {
+        Ok(meta) => meta,
+        // Renamed by its writer (or removed by another cleaner) since the listing.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    let changed = std::time::SystemTime::UNIX_EPOCH
+        + std::time::Duration::new(
+            u64::try_from(std::os::unix::fs::MetadataExt::ctime(&meta)).unwrap_or(0),
+            u32::try_from(std::os::unix::fs::MetadataExt::ctime_nsec(&meta)).unwrap_or(0),
+        );
+    let age = std::time::SystemTime::now()
+        .duration_since(changed)
+        .unwrap_or_default();
+    if age < older_than {
+        return Ok(None);
+    }
+    let path = entry.path();
+    let result = if meta.is_dir() {
+        fs::remove_dir_all(&path)
+    } else {
+        fs::remove_file(&path)
+    };
+    match result {
+        Ok(()) => Ok(Some(path)),
+        // Another process cleaned it up first.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
 }
 
 /// Writes `path` atomically: `write` fills the temporary file [`tmp_path`]`(path)`, which

@@ -311,10 +311,7 @@ impl WindowLoader {
     /// Only when the directory itself cannot be listed; bad chunks are skipped and
     /// listed in the report.
     pub fn refresh(&mut self) -> Result<(Window, RefreshReport), std::io::Error> {
-        let mut report = RefreshReport {
-            removed: crate::io::remove_stale_tmp(&self.dir, self.stale_after)?,
-            ..RefreshReport::default()
-        };
+        let mut report = RefreshReport::default();
         let mut files = Vec::new();
         let mut journals = false;
         for entry in fs::read_dir(&self.dir)? {
@@ -322,6 +319,12 @@ impl WindowLoader {
             let path = entry.path();
             if compact::is_journal(&path) {
                 journals = true;
+                continue;
+            }
+            // One listing serves both: this is the hot rescan of the trainer. A temporary
+            // that cannot be removed is left for the next rescan, not the trainer's end.
+            if let Ok(Some(stale)) = crate::io::remove_if_stale_tmp(&entry, self.stale_after) {
+                report.removed.push(stale);
                 continue;
             }
             if !is_chunk_file(&path) {
