@@ -535,37 +535,62 @@ fn thinned_note(h: &mut String, shown: usize, total: usize) {
     }
 }
 
-fn render_training(h: &mut String, r: &Report) {
-    h.push_str("<section id=\"training\"><h2>Training</h2>\n");
-    if r.data.train.is_empty() {
-        empty(h, "no training steps logged.");
+/// A section of charts drawn from one event stream: its charts (filled in by the page's
+/// script), a note when the stream was thinned, and the stream's latest values.
+struct ChartSection<'a> {
+    id: &'a str,
+    title: &'a str,
+    charts: &'a [&'a str],
+    missing: &'a str,
+    shown: usize,
+    total: usize,
+    latest: &'a BTreeMap<String, f64>,
+}
+
+fn render_charts(h: &mut String, s: ChartSection) {
+    let _ = writeln!(h, "<section id=\"{}\"><h2>{}</h2>", s.id, s.title);
+    if s.shown == 0 {
+        empty(h, s.missing);
     } else {
-        h.push_str(
-            "<div class=\"charts\"><div class=\"chart\" data-chart=\"loss\"></div>\
-             <div class=\"chart\" data-chart=\"accuracy\"></div>\
-             <div class=\"chart\" data-chart=\"lr\"></div></div>\n",
-        );
-        thinned_note(h, r.data.train.len(), r.data.train_events);
-        latest_table(h, "train-latest", &r.train_latest);
+        h.push_str("<div class=\"charts\">");
+        for chart in s.charts {
+            let _ = write!(h, "<div class=\"chart\" data-chart=\"{chart}\"></div>");
+        }
+        h.push_str("</div>\n");
+        thinned_note(h, s.shown, s.total);
+        latest_table(h, &format!("{}-latest", s.id), s.latest);
     }
     h.push_str("</section>\n");
 }
 
+fn render_training(h: &mut String, r: &Report) {
+    render_charts(
+        h,
+        ChartSection {
+            id: "training",
+            title: "Training",
+            charts: &["loss", "accuracy", "lr"],
+            missing: "no training steps logged.",
+            shown: r.data.train.len(),
+            total: r.data.train_events,
+            latest: &r.train_latest,
+        },
+    );
+}
+
 fn render_selfplay(h: &mut String, r: &Report) {
-    h.push_str("<section id=\"selfplay\"><h2>Self-play</h2>\n");
-    if r.data.selfplay.is_empty() {
-        empty(h, "no self-play statistics logged.");
-    } else {
-        h.push_str(
-            "<div class=\"charts\"><div class=\"chart\" data-chart=\"results\"></div>\
-             <div class=\"chart\" data-chart=\"length\"></div>\
-             <div class=\"chart\" data-chart=\"rates\"></div>\
-             <div class=\"chart\" data-chart=\"batch\"></div></div>\n",
-        );
-        thinned_note(h, r.data.selfplay.len(), r.data.selfplay_events);
-        latest_table(h, "selfplay-latest", &r.selfplay_latest);
-    }
-    h.push_str("</section>\n");
+    render_charts(
+        h,
+        ChartSection {
+            id: "selfplay",
+            title: "Self-play",
+            charts: &["results", "length", "rates", "batch"],
+            missing: "no self-play statistics logged.",
+            shown: r.data.selfplay.len(),
+            total: r.data.selfplay_events,
+            latest: &r.selfplay_latest,
+        },
+    );
 }
 
 #[cfg(test)]

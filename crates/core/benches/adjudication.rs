@@ -11,7 +11,7 @@
 //! through checks) is the floor: the replay's move generation and the direct chases.
 //! `docs/RULES.md` quotes the figures.
 
-use std::{hint::black_box, path::PathBuf, time::Instant};
+use std::{hint::black_box, path::Path, time::Instant};
 
 use xq_core::{
     Game, GameConfig, Move, Position,
@@ -42,8 +42,10 @@ fn repeats() -> usize {
 /// The games' moves: a game starts at each `[Event` header; movetext tokens that are
 /// ICCS moves are its moves (move numbers and results are skipped).
 fn master_games() -> Vec<Vec<Move>> {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/hu_ronghua_1391_iccs.pgn");
+    let path = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/hu_ronghua_1391_iccs.pgn"
+    ));
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let mut games: Vec<Vec<Move>> = Vec::new();

@@ -7,7 +7,7 @@
 //! reference table, so a fast wrong generator cannot report a figure. The comparison
 //! with Fairy-Stockfish lives in `xqz bench perft`; see `docs/BENCHMARKS.md`.
 
-use std::{hint::black_box, path::PathBuf, time::Instant};
+use std::{hint::black_box, path::Path, time::Instant};
 
 use xq_core::{Position, perft::perft};
 
@@ -25,7 +25,10 @@ fn repeats() -> usize {
 
 /// The 49 positions with their depth-[`SET_DEPTH`] counts.
 fn bench49() -> Vec<(Position, u64)> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/bench49.tsv");
+    let path = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/bench49.tsv"
+    ));
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     text.lines()

@@ -52,7 +52,10 @@ fn repo_root() -> PathBuf {
 
 /// The moves of the master games, ICCS, one list per game.
 fn master_games() -> Vec<Vec<Move>> {
-    let path = repo_root().join("tests/data/hu_ronghua_1391_iccs.pgn");
+    let path = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/hu_ronghua_1391_iccs.pgn"
+    ));
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let mut games = Vec::new();

@@ -1,7 +1,7 @@
 //! Chinese and WXF notation: known examples, stacked pieces, errors, and print → parse
 //! round trips over random games, random soldier-heavy positions and the master games.
 
-use std::path::PathBuf;
+use std::path::Path;
 
 use rand::{Rng, SeedableRng, seq::IndexedRandom};
 use rand_chacha::ChaCha8Rng;
@@ -477,8 +477,10 @@ fn every_legal_move_round_trips_in_soldier_heavy_positions() {
 /// The 1,391 master games: every move prints and parses back in both notations.
 #[test]
 fn master_game_moves_round_trip() {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/data/hu_ronghua_1391_iccs.pgn");
+    let path = Path::new(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../tests/data/hu_ronghua_1391_iccs.pgn"
+    ));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let (mut games, mut plies) = (0, 0);
     let mut p = Position::startpos();

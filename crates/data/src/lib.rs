@@ -1,7 +1,9 @@
 //! Training data for xqzero: the chunk file format, its atomic writer and validating
 //! reader, the replay window over the newest chunks, batch assembly and prefetching,
 //! a supervised source from PGN game records, and PGN itself: the one reader and the
-//! one writer ([`PgnRecord`]) of the workspace.
+//! one writer ([`PgnRecord`]) of the workspace. Also the TensorBoard scalar writer
+//! every process of a run logs through ([`tensorboard`]), kept here so the trainer
+//! gets it without depending on anything above this crate.
 //!
 //! # Example
 //!
@@ -109,6 +111,7 @@ pub mod pgn;
 pub mod prefetch;
 pub mod record;
 pub mod supervised;
+pub mod tensorboard;
 pub mod window;
 
 pub use batch::{

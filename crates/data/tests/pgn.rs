@@ -9,7 +9,10 @@ use xq_data::{
 };
 use xq_nn::{encode::EncoderConfig, policy::policy_index};
 
-const MASTER: &str = include_str!("../../../tests/data/hu_ronghua_1391_iccs.pgn");
+const MASTER: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../../tests/data/hu_ronghua_1391_iccs.pgn"
+));
 
 #[test]
 fn master_collection_reads_all_1391_games() {

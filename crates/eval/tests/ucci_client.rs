@@ -132,6 +132,33 @@ fn a_killed_engine_fails_the_request_and_is_restarted() {
     assert!(e.starts >= 2);
 }
 
+#[test]
+fn perft_counts_like_xqzero_and_leaves_the_engine_running() {
+    let mut e = fsf(Dialect::Uci);
+    let timeout = Duration::from_secs(60);
+    let (nodes, time) = e.perft(&Position::startpos(), 3, timeout).unwrap();
+    assert_eq!(nodes, 79_666);
+    assert!(time > Duration::ZERO && time < timeout, "{time:?}");
+    // Black to move, so the FEN the client sends is not the start's.
+    let mut pos = Position::startpos();
+    pos.play_unchecked(Move::from_iccs("h2e2").unwrap());
+    let (nodes, _) = e.perft(&pos, 3, timeout).unwrap();
+    assert_eq!(nodes, xq_core::perft::perft(&pos, 3));
+    assert_eq!(e.starts, 1);
+    assert_eq!(
+        play_moves(
+            &mut e,
+            2,
+            Limits {
+                depth: Some(2),
+                ..Limits::default()
+            }
+        )
+        .len(),
+        2
+    );
+}
+
 fn fake_engine(script: &str) -> EngineConfig {
     let dir =
         std::env::temp_dir().join(format!("xqz-fake-{}-{}", std::process::id(), script.len()));
@@ -211,4 +238,31 @@ fn a_fake_engine_that_plays_an_illegal_move_loses_the_game() {
         "{}",
         g.describe()
     );
+}
+
+#[test]
+fn perft_reads_the_count_and_fails_clearly_on_engines_without_it() {
+    // Counts at depth 2, answers `go perft 3` with a search, prints a count that is not
+    // a number at depth 4 and nothing at depth 5.
+    let cfg = fake_engine(
+        r#"while read line; do case "$line" in ucci) echo ucciok;; isready) echo readyok;; "go perft 2") echo "a0a1: 40"; echo; echo "Nodes searched: 42";; "go perft 4") echo "Nodes searched: lots";; "go perft 5") ;; go*) echo "bestmove a0a1";; quit) exit 0;; esac; done"#,
+    );
+    let mut e = UcciEngine::start(cfg).unwrap();
+    let pos = Position::startpos();
+    let timeout = Duration::from_millis(500);
+    assert_eq!(e.perft(&pos, 2, timeout).unwrap().0, 42);
+    let searched = e.perft(&pos, 3, timeout).unwrap_err();
+    assert!(searched.to_string().contains("no `go perft`"), "{searched}");
+    let unreadable = e.perft(&pos, 4, timeout).unwrap_err();
+    assert!(
+        unreadable.to_string().contains("Nodes searched: lots"),
+        "{unreadable}"
+    );
+    let t = Instant::now();
+    let silent = e.perft(&pos, 5, timeout).unwrap_err();
+    assert!(silent.to_string().contains("did not answer"), "{silent}");
+    assert!(t.elapsed() < Duration::from_secs(5));
+    // Each failure killed the process; the next request runs on a fresh one.
+    assert_eq!(e.perft(&pos, 2, timeout).unwrap().0, 42);
+    assert_eq!(e.starts, 4);
 }

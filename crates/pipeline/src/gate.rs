@@ -144,7 +144,7 @@ pub fn gate_once(
     };
     let details = serde_json::to_value(&gate_event)?;
     run.record(Event::Gate(gate_event))?;
-    let mut tb = xq_run::tensorboard::TbLogger::new(run.gate_logs_dir());
+    let mut tb = xq_data::tensorboard::TbLogger::new(run.gate_logs_dir());
     let s = &decision.report.status;
     let step = candidate.step;
     let mut scalars = vec![("gate/accepted", f64::from(u8::from(decision.accepted)))];

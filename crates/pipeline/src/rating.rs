@@ -6,6 +6,7 @@
 use std::time::Instant;
 
 use anyhow::{Context, Result};
+use xq_data::tensorboard::TbLogger;
 use xq_eval::{
     matches::{MatchConfig, run_match_until},
     player::{Player, PlayerError},
@@ -16,7 +17,6 @@ use xq_run::{
     ModelRef, RunDir,
     events::{Event, RatingEvent},
     safe_file_name,
-    tensorboard::TbLogger,
 };
 
 use crate::{

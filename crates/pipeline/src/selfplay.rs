@@ -18,11 +18,11 @@ use std::{
 };
 
 use anyhow::{Context, Result};
+use xq_data::tensorboard::TbLogger;
 use xq_nn::{Evaluator, UniformEvaluator};
 use xq_run::{
     RunDir,
     events::{Event, SelfplayEvent},
-    tensorboard::TbLogger,
 };
 use xq_selfplay::{
     ModelSource, PointerWatcher, RunOptions, SelfplayConfig, Snapshot, Summary, content_hash,

@@ -1,7 +1,7 @@
 //! Player export: model selection in a run directory, the files of a player directory,
 //! atomic replacement, and the launcher handing its directory to the binary. (The real
 //! `xqz` binary behind the launcher, playing Fairy-Stockfish, is tested in the root
-//! package's `tests/cli_ucci.rs`, which can build it.)
+//! package's `tests/it/cli_ucci.rs`, which can build it.)
 
 mod common;
 

@@ -3,9 +3,10 @@
 //! 1, 16, 64, 256. Settings from the environment:
 //! `XQZ_BENCH_NET` (small | medium | large, default small), `XQZ_BENCH_BATCH` (256),
 //! `XQZ_BENCH_STEPS` (20), `XQZ_BENCH_THREADS` (0 = libtorch default),
-//! `XQZ_BENCH_DEVICE` (cpu | cuda | auto, default cpu), `XQZ_PYTHON` (default .venv).
+//! `XQZ_BENCH_DEVICE` (cpu | cuda | auto, default cpu), `XQZ_PYTHON` (the PyTorch
+//! reference's interpreter; default the workspace's `.venv/bin/python`).
 
-use std::path::Path;
+use std::path::PathBuf;
 
 use xq_train::bench::{self, TrainBenchOptions};
 use xq_train::{DeviceChoice, NetConfig};
@@ -40,8 +41,15 @@ fn main() {
         device,
         ..TrainBenchOptions::default()
     };
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../..");
-    let python = bench::project_python(&root);
+    let python = std::env::var_os("XQZ_PYTHON").map_or_else(
+        || {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../.venv/bin/python"
+            ))
+        },
+        PathBuf::from,
+    );
     println!(
         "train: net {}x{} batch {} steps {} device {device}",
         net.blocks, net.channels, opts.batch_size, opts.steps

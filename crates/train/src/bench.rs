@@ -1,5 +1,7 @@
 //! Throughput benchmarks (not tests): trainer samples/s against an equivalent PyTorch loop
-//! run from the same `.venv`, and torch-evaluator positions/s at several batch sizes.
+//! run by the Python interpreter the caller names (one whose torch is the libtorch
+//! xq-train links, so both sides run the same kernels), and torch-evaluator
+//! positions/s at several batch sizes.
 //!
 //! The PyTorch reference (`benches/train_reference.py`, embedded here) builds the same
 //! network, loss, optimiser, clipping, EMA update and per-step statistics, in float32, on
@@ -7,9 +9,10 @@
 //! time `steps` steps after `warmup_steps` untimed ones, in the same process run.
 //!
 //! Entry points: `cargo bench -p xq-train` (benches/train.rs), and these functions for
-//! `xqz bench`.
+//! `xqz bench`. Where the project's Python is (`$XQZ_PYTHON`, the `.venv`) is theirs to
+//! decide, not this library's.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
@@ -143,7 +146,7 @@ pub fn rust_train_throughput(opts: &TrainBenchOptions) -> Result<Throughput, Tra
     result
 }
 
-/// Times the PyTorch reference with `python` (the `.venv`'s interpreter).
+/// Times the PyTorch reference with the interpreter `python`.
 pub fn python_train_throughput(
     python: &Path,
     opts: &TrainBenchOptions,
@@ -233,13 +236,6 @@ pub fn compare_train(
         rust,
         python: py,
     })
-}
-
-/// The project's Python: `$XQZ_PYTHON`, else `.venv/bin/python` under `root`.
-pub fn project_python(root: &Path) -> PathBuf {
-    std::env::var_os("XQZ_PYTHON")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| root.join(".venv/bin/python"))
 }
 
 /// Evaluator speed at one batch size.

@@ -226,8 +226,6 @@ pub struct TrainConfig {
     pub checkpoint_every: u64,
     /// Keep this many newest checkpoints (0 = keep all).
     pub keep_checkpoints: usize,
-    /// Total steps of the run, for the progress bar's ETA (0 = unknown).
-    pub total_steps: u64,
 }
 
 impl Default for TrainConfig {
@@ -248,7 +246,6 @@ impl Default for TrainConfig {
             log_every: 10,
             checkpoint_every: 1000,
             keep_checkpoints: 5,
-            total_steps: 0,
         }
     }
 }

@@ -1,8 +1,10 @@
-//! TensorBoard tags of the trainer (the writer is [`xq_run::tensorboard::TbLogger`]).
+//! TensorBoard tags of the trainer. The writer is [`xq_data::tensorboard::TbLogger`],
+//! which sits in xq-data so that this crate, the one that links libtorch, depends on
+//! nothing above xq-data (not xq-run, not xq-eval).
 //! The trainer prints nothing: the caller draws progress from each step's
 //! [`StepStats`](crate::StepStats), whose `logged` holds the rows of a logging interval.
 
-use xq_run::tensorboard::TbError;
+use xq_data::tensorboard::TbError;
 
 use crate::error::TrainError;
 

@@ -26,7 +26,7 @@ use xq_nn::policy::POLICY_SIZE;
 
 use crate::batch::{DeviceBatch, HostBatch};
 use xq_data::layout::{CHECKPOINTS_DIR, TENSORBOARD_DIR};
-use xq_run::tensorboard::TbLogger;
+use xq_data::tensorboard::TbLogger;
 
 use crate::checkpoint::{
     self, OptimizerState, Sidecar, list_checkpoints, read_tensors, stem, write_tensors,

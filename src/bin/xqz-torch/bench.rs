@@ -9,20 +9,23 @@
 //! recorded figures are in `docs/BENCHMARKS.md`. `xqz bench rundir` is in `rundir`.
 
 use std::{
-    io::{BufRead, BufReader, Write},
     path::PathBuf,
-    process::{Child, ChildStdin, ChildStdout, Command, Stdio},
-    time::Instant,
+    process::{Child, Command, Stdio},
+    time::{Duration, Instant},
 };
 
 mod rundir;
 
-use anyhow::{Context, Result, bail, ensure};
-use xq_core::{Position, START_FEN, perft::perft};
+use anyhow::{Context, Result, ensure};
+use xq_core::{Position, perft::perft};
+use xq_eval::ucci::client::{Dialect, EngineConfig, UcciEngine};
 
 /// The 49 reference positions, built into the binary so the benchmark runs from any
 /// directory.
-const BENCH49: &str = include_str!("../../../tests/data/bench49.tsv");
+const BENCH49: &str = include_str!(concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/tests/data/bench49.tsv"
+));
 
 /// Perft of the starting position at depths 0-6, to check the measured runs.
 const START_COUNTS: [u64; 7] = [1, 44, 1_920, 79_666, 3_290_240, 133_312_995, 5_392_831_844];
@@ -132,7 +135,7 @@ struct PerftArgs {
     #[arg(long)]
     positions: Option<PathBuf>,
     /// The Fairy-Stockfish binary to compare with.
-    #[arg(long, default_value = "/usr/games/fairy-stockfish")]
+    #[arg(long, default_value = xq_eval::spec::FAIRY_STOCKFISH)]
     fsf: PathBuf,
     /// Measure xqzero only.
     #[arg(long)]
@@ -178,48 +181,40 @@ fn bench_startup(a: &StartupArgs) -> Result<()> {
     let me = std::env::current_exe().context("cannot find the running binary")?;
     let front = me.with_file_name("xqz");
     let backend = me.with_file_name(xqzero::BACKEND_BINARY);
-    let mut runs: [(Vec<f64>, Vec<u64>); 2] = Default::default();
+    let mut runs: [(Vec<f64>, Vec<f64>); 2] = Default::default();
     for _ in 0..a.runs {
         for (i, bin) in [&front, &backend].into_iter().enumerate() {
             let (secs, kib) = startup_once(bin)?;
             runs[i].0.push(secs);
-            runs[i].1.push(kib);
+            runs[i].1.push(kib as f64);
         }
     }
-    let median_f = |v: &mut Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        v[v.len() / 2]
-    };
-    let median_u = |v: &mut Vec<u64>| {
-        v.sort_unstable();
-        v[v.len() / 2]
-    };
     println!(
         "start-up of `perft --depth 1`, {} runs each, medians:",
         a.runs
     );
     let mut rows = Vec::new();
     for (i, name) in ["xqz", "xqz-torch"].into_iter().enumerate() {
-        let (secs, kib) = (median_f(&mut runs[i].0), median_u(&mut runs[i].1));
+        let (secs, kib) = (median(&runs[i].0), median(&runs[i].1));
         println!(
             "  {name:<10} {:>8.1} ms wall  {:>8.1} MB peak RSS",
             secs * 1e3,
-            kib as f64 / 1024.0
+            kib / 1024.0
         );
         rows.push((secs, kib));
     }
     println!(
         "  ratio      {:>8.1}x wall  {:>8.1}x memory (xqz-torch / xqz)",
         rows[1].0 / rows[0].0.max(1e-9),
-        rows[1].1 as f64 / rows[0].1.max(1) as f64
+        rows[1].1 / rows[0].1.max(1.0)
     );
     Ok(())
 }
 
-/// One benchmark position: its name, FEN, depth and expected count when known.
+/// One benchmark position: its name, position, depth and expected count when known.
 struct Case {
     name: String,
-    fen: String,
+    position: Position,
     depth: u32,
     nodes: Option<u64>,
 }
@@ -239,7 +234,7 @@ fn load_cases(a: &PerftArgs) -> Result<Vec<Case>> {
     };
     let mut cases = vec![Case {
         name: "start".into(),
-        fen: START_FEN.into(),
+        position: Position::startpos(),
         depth: a.depth,
         nodes: START_COUNTS.get(a.depth as usize).copied(),
     }];
@@ -257,14 +252,15 @@ fn load_cases(a: &PerftArgs) -> Result<Vec<Case>> {
             })
         };
         let fen = col(1)?;
-        Position::from_fen(fen).with_context(|| format!("line {}: bad FEN {fen:?}", i + 1))?;
+        let position =
+            Position::from_fen(fen).with_context(|| format!("line {}: bad FEN {fen:?}", i + 1))?;
         let want = col(1 + a.set_depth as usize)?;
         let nodes = want
             .parse()
             .with_context(|| format!("line {}: bad node count {want:?}", i + 1))?;
         cases.push(Case {
             name: format!("#{}", col(0)?),
-            fen: fen.to_string(),
+            position,
             depth: a.set_depth,
             nodes: Some(nodes),
         });
@@ -273,22 +269,24 @@ fn load_cases(a: &PerftArgs) -> Result<Vec<Case>> {
     Ok(cases)
 }
 
-/// Median of a non-empty list.
-fn median(mut v: Vec<f64>) -> f64 {
+/// The median of every `xqz bench` report: the middle value, or for an even count the
+/// mean of the two middle values (so that no one of them is favoured); NaN for an
+/// empty list (every caller measures at least once: its flags are checked first).
+fn median(values: &[f64]) -> f64 {
+    let mut v = values.to_vec();
     v.sort_by(f64::total_cmp);
     let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    match n {
+        0 => f64::NAN,
+        _ if n % 2 == 1 => v[n / 2],
+        _ => (v[n / 2 - 1] + v[n / 2]) / 2.0,
     }
 }
 
 /// Seconds for xqzero's perft of one case (checking the count).
 fn time_ours(case: &Case) -> Result<(u64, f64)> {
-    let pos = Position::from_fen(&case.fen)?;
     let start = Instant::now();
-    let nodes = perft(std::hint::black_box(&pos), case.depth);
+    let nodes = perft(std::hint::black_box(&case.position), case.depth);
     let secs = start.elapsed().as_secs_f64();
     if let Some(want) = case.nodes {
         ensure!(
@@ -306,7 +304,7 @@ fn bench_perft(a: &PerftArgs) -> Result<()> {
     let mut fsf = if a.no_fsf {
         None
     } else {
-        Some(Fsf::start(&a.fsf)?)
+        Some(start_fsf(&a.fsf)?)
     };
     // Per case: our times and Fairy-Stockfish's times.
     let mut ours: Vec<Vec<f64>> = vec![Vec::new(); cases.len()];
@@ -328,14 +326,21 @@ fn bench_perft(a: &PerftArgs) -> Result<()> {
             counts[i] = nodes;
             ours[i].push(secs);
             if let Some(fsf) = fsf.as_mut() {
-                let (n, secs) = fsf.perft(&case.fen, case.depth)?;
+                let (n, time) = fsf
+                    .perft(&case.position, case.depth, FSF_PERFT_TIMEOUT)
+                    .with_context(|| {
+                        format!(
+                            "Fairy-Stockfish's perft of {} at depth {}",
+                            case.name, case.depth
+                        )
+                    })?;
                 ensure!(
                     n == nodes,
                     "Fairy-Stockfish counts {n} at {} depth {}, xqzero {nodes}",
                     case.name,
                     case.depth
                 );
-                theirs[i].push(secs);
+                theirs[i].push(time.as_secs_f64());
             }
         }
     }
@@ -349,10 +354,10 @@ fn bench_perft(a: &PerftArgs) -> Result<()> {
     let (mut set_nodes, mut set_ours, mut set_theirs) = (0u64, 0.0, 0.0);
     for (i, case) in cases.iter().enumerate() {
         let n = counts[i] as f64;
-        let t_ours = median(ours[i].clone());
+        let t_ours = median(&ours[i]);
         let ours_mnps = n / t_ours / 1e6;
         if has_fsf {
-            let t_theirs = median(theirs[i].clone());
+            let t_theirs = median(&theirs[i]);
             let ratio = t_theirs / t_ours;
             println!(
                 "{:<6} {:>5} {:>12} {:>9.1} {:>9.1} {:>7.2}",
@@ -379,14 +384,14 @@ fn bench_perft(a: &PerftArgs) -> Result<()> {
         }
     }
     println!();
-    let start_ours = counts[0] as f64 / median(ours[0].clone()) / 1e6;
+    let start_ours = counts[0] as f64 / median(&ours[0]) / 1e6;
     let set_n = cases.len() - 1;
     print!(
         "start depth {}: xqzero {start_ours:.1} Mnps",
         cases[0].depth
     );
     if has_fsf {
-        let start_theirs = counts[0] as f64 / median(theirs[0].clone()) / 1e6;
+        let start_theirs = counts[0] as f64 / median(&theirs[0]) / 1e6;
         print!(
             ", Fairy-Stockfish {start_theirs:.1} Mnps, ratio {:.2}",
             start_ours / start_theirs
@@ -403,7 +408,7 @@ fn bench_perft(a: &PerftArgs) -> Result<()> {
             ", Fairy-Stockfish {:.1} Mnps, ratio of totals {:.2}, median ratio per position {:.2} (min {:.2}, max {:.2})",
             set_nodes as f64 / set_theirs / 1e6,
             set_theirs / set_ours,
-            median(ratios.clone()),
+            median(&ratios),
             ratios.iter().copied().fold(f64::INFINITY, f64::min),
             ratios.iter().copied().fold(0.0, f64::max),
         );
@@ -412,92 +417,53 @@ fn bench_perft(a: &PerftArgs) -> Result<()> {
     Ok(())
 }
 
-/// Fairy-Stockfish over UCI in its xiangqi variant.
-struct Fsf {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
+/// How long one `go perft` of Fairy-Stockfish may take: far above the slowest
+/// measurement of the defaults (the start at depth 5, about 17 s under load) and the
+/// start at depth 6 (minutes), so only a hung engine fails the run instead of hanging it.
+const FSF_PERFT_TIMEOUT: Duration = Duration::from_secs(3600);
+
+/// Fairy-Stockfish over UCI in its xiangqi variant, through xq-eval's engine client
+/// (whose [`UcciEngine::perft`] times `go perft`), its search thread warmed up.
+fn start_fsf(binary: &std::path::Path) -> Result<UcciEngine> {
+    let mut config = EngineConfig::new(binary, Dialect::Uci);
+    config
+        .options
+        .push(("UCI_Variant".into(), "xiangqi".into()));
+    config.one_based_ranks = true;
+    let mut fsf = UcciEngine::start(config).with_context(|| {
+        format!(
+            "cannot start Fairy-Stockfish {} (install it with scripts/setup, or pass --no-fsf)",
+            binary.display()
+        )
+    })?;
+    fsf.perft(&Position::startpos(), 2, FSF_PERFT_TIMEOUT)
+        .context("Fairy-Stockfish's warm-up perft failed")?;
+    Ok(fsf)
 }
 
-impl Fsf {
-    fn start(binary: &PathBuf) -> Result<Fsf> {
-        let mut child = Command::new(binary)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .with_context(|| {
-                format!("cannot start Fairy-Stockfish {} (install it with scripts/setup, or pass --no-fsf)", binary.display())
-            })?;
-        let stdin = child.stdin.take().context("no stdin")?;
-        let stdout = BufReader::new(child.stdout.take().context("no stdout")?);
-        let mut fsf = Fsf {
-            child,
-            stdin,
-            stdout,
-        };
-        fsf.send("uci\nsetoption name UCI_Variant value xiangqi\nisready\n")?;
-        fsf.read_until("readyok")?;
-        // Warm up the search thread.
-        fsf.perft(START_FEN, 2)?;
-        Ok(fsf)
+/// The Python that runs `xqz bench train`'s PyTorch reference: `$XQZ_PYTHON` (which
+/// `scripts/env.sh` sets), else the project's `.venv/bin/python`, the project being the
+/// current directory when it has a `.venv`, else the source tree this binary was built
+/// from. The one place in xqzero's code that knows where the virtualenv is: the
+/// libraries take the interpreter as an argument.
+fn project_python() -> PathBuf {
+    if let Some(python) = std::env::var_os("XQZ_PYTHON") {
+        return python.into();
     }
-
-    fn send(&mut self, text: &str) -> Result<()> {
-        self.stdin.write_all(text.as_bytes())?;
-        self.stdin.flush().context("writing to Fairy-Stockfish")
-    }
-
-    fn read_until(&mut self, prefix: &str) -> Result<String> {
-        loop {
-            let mut line = String::new();
-            if self
-                .stdout
-                .read_line(&mut line)
-                .context("reading from Fairy-Stockfish")?
-                == 0
-            {
-                bail!("Fairy-Stockfish exited before answering");
-            }
-            if line.starts_with(prefix) {
-                return Ok(line);
-            }
-        }
-    }
-
-    /// `go perft depth`: the node count and the wall time from sending `go` to reading
-    /// "Nodes searched" (Fairy-Stockfish prints no perft time of its own). The
-    /// position is set up, and the engine confirmed ready, before the clock starts.
-    fn perft(&mut self, fen: &str, depth: u32) -> Result<(u64, f64)> {
-        self.send(&format!("position fen {fen}\nisready\n"))?;
-        self.read_until("readyok")?;
-        let start = Instant::now();
-        self.send(&format!("go perft {depth}\n"))?;
-        let line = self.read_until("Nodes searched")?;
-        let secs = start.elapsed().as_secs_f64();
-        let nodes = line
-            .split(':')
-            .nth(1)
-            .and_then(|n| n.trim().parse().ok())
-            .with_context(|| format!("unexpected Fairy-Stockfish line {line:?}"))?;
-        Ok((nodes, secs))
-    }
+    let here = std::env::current_dir().unwrap_or_default();
+    let root = if here.join(".venv").is_dir() {
+        here
+    } else {
+        PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    };
+    root.join(".venv/bin/python")
 }
 
-impl Drop for Fsf {
-    fn drop(&mut self) {
-        let _ = self.stdin.write_all(b"quit\n");
-        let _ = self.stdin.flush();
-        let _ = self.child.wait();
-    }
-}
-
-/// `xqz bench train`: the PyTorch side runs from the project's `.venv` (or
-/// `$XQZ_PYTHON`), found from the current directory, else from the source tree.
+/// `xqz bench train`: see [`What::Train`]; the PyTorch side runs with
+/// [`project_python`].
 fn bench_train(a: &TrainBenchArgs) -> Result<()> {
     use xq_train::bench::{
-        TrainBenchOptions, compare_train, evaluator_throughput, project_python,
-        rust_train_throughput,
+        TrainBenchOptions, compare_train, evaluator_throughput, rust_train_throughput,
     };
     let net = xq_train::NetConfig::preset(&a.net)
         .with_context(|| format!("--net {:?}: expected small, medium or large", a.net))?;
@@ -531,14 +497,7 @@ fn bench_train(a: &TrainBenchArgs) -> Result<()> {
         let r = rust_train_throughput(&opts)?;
         println!("train: rust {:.0} samples/s", r.samples_per_sec);
     } else {
-        let here = std::env::current_dir().unwrap_or_default();
-        let root = if here.join(".venv").is_dir() {
-            here
-        } else {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-        };
-        let python = project_python(&root);
-        let c = compare_train(&python, &opts)?;
+        let c = compare_train(&project_python(), &opts)?;
         println!(
             "train: rust {:.0} samples/s, pytorch {:.0} samples/s, ratio {:.2}x",
             c.rust.samples_per_sec, c.python.samples_per_sec, c.ratio
@@ -692,9 +651,9 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
             );
             busy.push(s.positions_per_sec());
         }
-        let (idle, busy, evals) = (median(idle), median(busy), median(evals));
+        let (idle, busy, evals) = (median(&idle), median(&busy), median(&evals));
         if a.native {
-            let native = median(native);
+            let native = median(&native);
             println!(
                 "self-play idle, native backend: {native:.1} positions/s = {:.2}x libtorch's \
                  (medians of {} rounds)",

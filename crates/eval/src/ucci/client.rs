@@ -9,6 +9,9 @@
 //! `go time/increment/opptime/movestogo`, `banmoves`, ranks 0-9); UCI (`uci`/`uciok`,
 //! `setoption name N value V`, `go wtime/btime/winc/binc/movestogo/movetime`, ranks 0-9 for
 //! Pikafish, 1-10 for Fairy-Stockfish in UCI mode: set [`EngineConfig::one_based_ranks`]).
+//!
+//! Besides playing, [`UcciEngine::perft`] times an engine's `go perft` (`xqz bench perft`
+//! compares move generation with Fairy-Stockfish's through it).
 
 use std::{
     io::{BufRead, BufReader, Write},
@@ -19,7 +22,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use xq_core::{Color, Move, Square};
+use xq_core::{Color, Move, Position, Square};
 
 use crate::{
     clock::Limits,
@@ -236,6 +239,70 @@ impl UcciEngine {
     /// The engine's process id, while it runs.
     pub fn pid(&self) -> Option<u32> {
         self.process.as_ref().map(|p| p.child.id())
+    }
+
+    /// Counts the leaves `depth` plies below `position` with `go perft`, and times the
+    /// count: the node count and the wall time from sending `go perft` to reading
+    /// "Nodes searched" (the engines that have `go perft` print no perft time of their
+    /// own). The position is set up, and the engine confirmed ready (`isready` →
+    /// `readyok`), before the clock starts, so the time is the count's plus one pipe
+    /// round trip.
+    ///
+    /// `go perft` is an extension of the Stockfish family (Fairy-Stockfish, Pikafish),
+    /// in neither UCI nor UCCI; an engine without it fails the request (it searches and
+    /// answers `bestmove`, or says nothing until `timeout`).
+    ///
+    /// # Errors
+    /// If the engine cannot be (re)started, is not ready within the startup timeout,
+    /// prints no count within `timeout` of `go perft`, answers `bestmove` instead, or
+    /// prints a count that is not a number. The engine is then killed, so that a count
+    /// still running cannot answer the next request, which starts a fresh process.
+    pub fn perft(
+        &mut self,
+        position: &Position,
+        depth: u32,
+        timeout: Duration,
+    ) -> Result<(u64, Duration), PlayerError> {
+        let r = self.perft_inner(position, depth, timeout);
+        if r.is_err() {
+            self.kill();
+        }
+        r
+    }
+
+    fn perft_inner(
+        &mut self,
+        position: &Position,
+        depth: u32,
+        timeout: Duration,
+    ) -> Result<(u64, Duration), PlayerError> {
+        self.ensure_running()?;
+        self.send(&format!("position fen {}", position.fen()))?;
+        self.sync(self.config.startup_timeout)?;
+        let start = Instant::now();
+        let deadline = start.checked_add(timeout).ok_or_else(|| {
+            PlayerError::Other(format!("perft timeout {timeout:?} is out of range"))
+        })?;
+        self.send(&format!("go perft {depth}"))?;
+        loop {
+            let line = self.recv_until(deadline)?;
+            if let Some(count) = line.strip_prefix("Nodes searched") {
+                let elapsed = start.elapsed();
+                let nodes = count
+                    .trim_start()
+                    .strip_prefix(':')
+                    .and_then(|n| n.trim().parse().ok())
+                    .ok_or_else(|| {
+                        PlayerError::Protocol(format!("unreadable perft count {line:?}"))
+                    })?;
+                return Ok((nodes, elapsed));
+            }
+            if line.split_whitespace().next() == Some("bestmove") {
+                return Err(PlayerError::Protocol(format!(
+                    "the engine searched instead of counting (it has no `go perft`): {line:?}"
+                )));
+            }
+        }
     }
 
     fn format_move(&self, m: Move) -> String {

@@ -1,5 +1,5 @@
 //! Fixtures shared by this crate's integration tests (and the root package's
-//! `tests/cli_ucci.rs`, which includes this file by path).
+//! `tests/it/main.rs`, which includes this file by path).
 #![allow(dead_code)]
 
 use xq_train::{DeviceChoice, NetConfig, TrainConfig};

@@ -22,6 +22,8 @@ use xq_core::{Position, hash::SplitMix64};
 use xq_data::{Chunk, ChunkMeta, NewRecord, WindowLoader, WindowSize, quantize_policy};
 use xq_run::RunDir;
 
+use super::median;
+
 #[derive(clap::Args, Debug)]
 pub struct RundirArgs {
     /// Chunk-file counts to measure, comma-separated.
@@ -95,11 +97,6 @@ fn ms(t: Instant) -> f64 {
     t.elapsed().as_secs_f64() * 1e3
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
 fn count(dir: &Path) -> Result<usize> {
     Ok(fs::read_dir(dir)?.count())
 }
@@ -128,7 +125,7 @@ fn scans(
         loader.refresh()?;
         new.push(ms(t));
     }
-    Ok((first, median(same), median(new), loader))
+    Ok((first, median(&same), median(&new), loader))
 }
 
 pub fn bench_rundir(a: &RundirArgs) -> Result<()> {
@@ -174,12 +171,12 @@ pub fn bench_rundir(a: &RundirArgs) -> Result<()> {
         let mut next = n;
 
         let list = median(
-            (0..3)
+            &(0..3)
                 .map(|_| {
                     let t = Instant::now();
                     count(&run.join("data")).map(|_| ms(t))
                 })
-                .collect::<Result<_>>()?,
+                .collect::<Result<Vec<_>>>()?,
         );
         let t = Instant::now();
         let run_dir = RunDir::open(&run)?;

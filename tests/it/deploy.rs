@@ -1,7 +1,7 @@
 //! The deployment files: `scripts/k8s/run.yaml` validates against the Kubernetes schema
 //! (kubernetes-validate, installed into .venv by scripts/setup, strict: unknown fields
 //! are errors), and the validator does reject a broken manifest. The Slurm job files
-//! run on a real cluster in tests/slurm.rs.
+//! run on a real cluster in tests/it/slurm.rs.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};

@@ -5,14 +5,12 @@
 //! `cargo test`; `scripts/test` brings the cluster up, runs it with `--ignored`, and
 //! takes the cluster down again.
 
-mod common;
-
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use common::{TINY_GATE_AND_RATING, XQZ, files, tiny_selfplay, tiny_train};
+use crate::common::{TINY_GATE_AND_RATING, XQZ, files, tiny_selfplay, tiny_train};
 
 const WORKERS: usize = 2;
 

@@ -2,7 +2,8 @@
 //! its record writer, and written to the file here so that a failed write is an error,
 //! not the crate's panic. Every process of a run logs through it (the trainer, the
 //! gatekeeper, rating matches, self-play workers), each into its own directory of
-//! `logs/` ([`xq_data::layout`]).
+//! `logs/` ([`crate::layout`]). It lives in xq-data, below xq-train, so the trainer
+//! (the one crate that links libtorch) logs without reaching xq-run or xq-eval.
 
 use std::fs::File;
 use std::io::Write;
@@ -248,7 +249,7 @@ mod tests {
 
     #[test]
     fn an_unwritable_log_directory_is_an_error_naming_it() {
-        let dir = std::env::temp_dir().join(format!("xq-run-tb-{}", std::process::id()));
+        let dir = std::env::temp_dir().join(format!("xq-data-tb-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::write(&dir, b"a file where the directory should be").unwrap();
         let mut tb = TbLogger::new(dir.join("train"));

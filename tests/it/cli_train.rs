@@ -8,8 +8,7 @@ use std::time::{Duration, Instant};
 
 use xq_data::{Chunk, ChunkMeta, ChunkWriter, read_pgn, supervised::add_game};
 
-mod common;
-use common::XQZ;
+use crate::common::{self, XQZ};
 const GAMES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/hu_ronghua_1391_iccs.pgn"

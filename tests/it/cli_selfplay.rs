@@ -6,8 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-mod common;
-use common::XQZ;
+use crate::common::{self, XQZ};
 
 /// A config small enough for a test: few visits, short games.
 fn tiny() -> String {

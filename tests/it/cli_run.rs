@@ -1,15 +1,13 @@
 //! `xqz run`: the whole loop on a tiny configuration, killed with SIGKILL at several
 //! moments and resumed, and its errors for unusable run directories and configs.
 
-mod common;
-
 use std::{
     path::{Path, PathBuf},
     process::{Command, Stdio},
     time::{Duration, Instant},
 };
 
-use common::{XQZ, files};
+use crate::common::{XQZ, files};
 
 /// A run of about 40 seconds of budget: 1×8 network, a few games a generation.
 const TINY: &str = r#"

@@ -3,8 +3,7 @@
 //! network) whose launcher is started as a GUI would and plays Debian's Fairy-Stockfish
 //! through the match runner without a protocol error.
 
-#[path = "../crates/pipeline/tests/common/mod.rs"]
-mod trainer_fixtures;
+use crate::trainer_fixtures;
 
 use std::{
     io::{BufRead, BufReader, Write},

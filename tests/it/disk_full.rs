@@ -12,8 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-mod common;
-use common::XQZ;
+use crate::common::{self, XQZ};
 
 /// Small and fast: short games, every position a training record, one game a file.
 fn tiny_config() -> String {

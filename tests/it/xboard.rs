@@ -13,8 +13,7 @@
 //! Skipped, saying so, where XBoard, uci2wb or Xvfb is not installed (`scripts/setup`
 //! installs them).
 
-#[path = "../crates/pipeline/tests/common/mod.rs"]
-mod trainer_fixtures;
+use crate::trainer_fixtures;
 
 use std::{
     os::unix::process::CommandExt,

@@ -11,17 +11,15 @@
 //! and kills land; a kill inside a merge is rare here, so each of its states is also
 //! built by hand in xq-data's window tests); no merge journal and no torn
 //! `events.jsonl` line is left; the run finished its budget.
-//! The figures are printed (`cargo test --test many_writers -- --nocapture`) and
+//! The figures are printed (`cargo test --test it many_writers:: -- --nocapture`) and
 //! recorded in docs/BENCHMARKS.md.
-
-mod common;
 
 use std::collections::HashMap;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{TINY_GATE_AND_RATING, XQZ, files, tiny_selfplay, tiny_train};
+use crate::common::{TINY_GATE_AND_RATING, XQZ, files, tiny_selfplay, tiny_train};
 use xq_core::hash::SplitMix64;
 
 const WORKERS: usize = 8;
