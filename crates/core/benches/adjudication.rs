@@ -46,8 +46,8 @@ fn master_games() -> Vec<Vec<Move>> {
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/data/hu_ronghua_1391_iccs.pgn"
     ));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let mut games: Vec<Vec<Move>> = Vec::new();
     for line in text.lines().map(str::trim) {
         if line.starts_with("[Event ") {

@@ -29,8 +29,8 @@ fn bench49() -> Vec<(Position, u64)> {
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/data/bench49.tsv"
     ));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     text.lines()
         .skip(1)
         .map(|line| {

@@ -56,8 +56,8 @@ fn master_games() -> Vec<Vec<Move>> {
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/data/hu_ronghua_1391_iccs.pgn"
     ));
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
+    let text =
+        std::fs::read_to_string(path).unwrap_or_else(|e| panic!("reading {}: {e}", path.display()));
     let mut games = Vec::new();
     let mut moves = Vec::new();
     for line in text.lines() {

@@ -481,7 +481,7 @@ fn master_game_moves_round_trip() {
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/data/hu_ronghua_1391_iccs.pgn"
     ));
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let (mut games, mut plies) = (0, 0);
     let mut p = Position::startpos();
     for line in text.lines() {
