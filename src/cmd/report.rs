@@ -584,7 +584,7 @@ fn render_selfplay(h: &mut String, r: &Report) {
         ChartSection {
             id: "selfplay",
             title: "Self-play",
-            charts: &["results", "length", "rates", "batch"],
+            charts: &["results", "length", "rates", "resign", "batch"],
             missing: "no self-play statistics logged.",
             shown: r.data.selfplay.len(),
             total: r.data.selfplay_events,

@@ -53,12 +53,15 @@ fn events() -> String {
         .into_iter()
         .enumerate()
     {
-        push(
-            json!({"time": t + i as u64 * 60, "kind": "selfplay", "worker": worker, "games": games, "positions": games * 90,
+        let mut ev = json!({"time": t + i as u64 * 60, "kind": "selfplay", "worker": worker, "games": games, "positions": games * 90,
             "red_wins": games / 2, "black_wins": games / 4, "draws": games - games / 2 - games / 4,
             "avg_length": 90.0 - i as f64, "avg_batch": 12.5, "cache_hit_rate": 0.3,
-            "resign_false_positive_rate": 0.05}),
-        );
+            "resign_false_positive_rate": 0.05});
+        // The first as an earlier version wrote it, without the threshold in force.
+        if i > 0 {
+            ev["resign_threshold"] = json!(-0.9 + 0.05 * i as f64);
+        }
+        push(ev);
     }
     for step in [100_u64, 200, 300, 400, 500] {
         let s = step as f64;
@@ -73,6 +76,14 @@ fn events() -> String {
         }
         push(ev);
     }
+    push(
+        json!({"time": t + 300, "kind": "holdout", "step": 300, "split": "records",
+        "positions": 900, "policy_loss": 3.1, "value_loss": 0.8, "policy_top1": 0.21}),
+    );
+    push(
+        json!({"time": t + 400, "kind": "holdout", "step": 400, "split": "selfplay",
+        "positions": 500, "policy_loss": 2.9, "value_loss": null, "policy_top1": 0.3}),
+    );
     push(json!({"time": t + 210, "kind": "candidate", "model": "s0000000200", "step": 200}));
     push(
         json!({"time": t + 211, "kind": "gate", "candidate": "s0000000200", "step": 200, "accepted": true, "reason": "first", "games": 0}),
@@ -280,6 +291,10 @@ fn report_summarises_a_run_and_embeds_its_games() {
         html.contains("strength/broken.json: skipped, not a strength rating"),
         "malformed strength file mentioned"
     );
+    assert!(
+        html.contains("<tr><th>resign_threshold</th><td>-0.8000</td></tr>"),
+        "the newest resignation threshold"
+    );
     // Ratings: finite Elo with its interval; a perfect score as unbounded.
     assert!(html.contains("+241 [+120, +390]"));
     assert!(html.contains("+∞ (won every game)<br><small>100.0% of 20</small>"));
@@ -320,6 +335,13 @@ fn report_summarises_a_run_and_embeds_its_games() {
         5,
         "the torn train line is not a point"
     );
+    // Held-out points are drawn beside the training losses, by split; a missing value
+    // loss is no point.
+    let holdout = data["holdout"].as_array().unwrap();
+    assert_eq!(holdout.len(), 2);
+    assert_eq!(holdout[0]["holdout_records_value_loss"], json!(0.8));
+    assert_eq!(holdout[1]["holdout_selfplay_policy_accuracy"], json!(0.3));
+    assert!(holdout[1].get("holdout_selfplay_value_loss").is_none());
     let unbounded: Vec<&Value> = data["ratings"]
         .as_array()
         .unwrap()
@@ -394,6 +416,7 @@ fn report_summarises_a_run_and_embeds_its_games() {
         "results",
         "length",
         "rates",
+        "resign",
         "batch",
     ] {
         assert!(

@@ -159,6 +159,19 @@ fn a_run_killed_at_several_moments_resumes_and_finishes() {
     let s = state(&run);
     assert_eq!(s["finished"], serde_json::Value::Bool(true), "{s}");
     assert!(s["games"].as_u64().unwrap() >= last_games);
+    // Where the loop's time went, kept across the kills and printed in the summary.
+    let time = &s["loop_time"];
+    let (selfplay, total) = (
+        time["selfplay"].as_f64().unwrap(),
+        time["total"].as_f64().unwrap(),
+    );
+    assert!(selfplay > 0.0 && total >= selfplay, "{s}");
+    assert!(
+        stdout
+            .lines()
+            .any(|l| l.starts_with("  loop ") && l.contains("self-play") && l.contains('%')),
+        "{stdout}"
+    );
     assert!(
         run.join("models/accepted.json").exists(),
         "no network was accepted\n{stderr}"

@@ -164,9 +164,10 @@ fn eight_workers_and_the_trainer_killed_at_random_lose_no_game_and_tear_nothing(
         serde_json::from_str(&std::fs::read_to_string(run.join("state.json")).unwrap()).unwrap();
     assert_eq!(state["finished"], true, "{state}");
 
-    // Every chunk whole.
+    // Every chunk whole, the held-out games' too.
     let mut chunk_games: HashMap<(String, Vec<xq_core::Move>), usize> = HashMap::new();
-    let chunk_files = files(&run.join("data"), ".xqc");
+    let mut chunk_files = files(&run.join("data"), ".xqc");
+    chunk_files.extend(files(&run.join(xq_data::layout::HELD_OUT_DIR), ".xqc"));
     let mut merged_files = 0;
     for path in &chunk_files {
         let chunk = xq_data::read_chunk(path)

@@ -6,6 +6,11 @@
 
 /// Training chunks (`<worker>-<seq>.xqc`).
 pub const DATA_DIR: &str = "data";
+/// Chunks of the self-play games held out of training (`[selfplay] held_out_permille`),
+/// named as in [`DATA_DIR`]: the trainer's held-out evaluation reads them. A directory
+/// inside [`DATA_DIR`], which the replay window and its compaction never enter (they
+/// list [`DATA_DIR`]'s own files only).
+pub const HELD_OUT_DIR: &str = "data/held-out";
 /// Names of merged chunks in [`DATA_DIR`] start with this (`compact-NAME.xqc`); they
 /// are never merged again, and no worker id may start with it.
 pub const COMPACT_PREFIX: &str = "compact-";

@@ -130,7 +130,8 @@ pub use record::{
     RecordError, Wdl, quantize_policy,
 };
 pub use supervised::{
-    LoadError, SkippedGame, SplitConfig, SupervisedData, game_hash, games_to_chunks, load_pgn_files,
+    LoadError, SkippedGame, SplitConfig, SupervisedData, game_hash, games_to_chunks,
+    load_pgn_files, read_pgn_files,
 };
 pub use window::{
     ManifestEntry, RefreshReport, STALE_TEMPORARY, Window, WindowChunk, WindowLoader,

@@ -146,6 +146,18 @@ pub fn load_pgn_files(
     meta: &ChunkMeta,
     split: &SplitConfig,
 ) -> Result<(SupervisedData, Vec<SkippedGame>), LoadError> {
+    let (games, skipped) = read_pgn_files(paths)?;
+    Ok((games_to_chunks(&games, meta, split)?, skipped))
+}
+
+/// Reads every game of `paths`, in order, with the games that cannot be read: the
+/// first half of [`load_pgn_files`], for a caller that gives games a result first.
+///
+/// # Errors
+/// A file that cannot be read.
+pub fn read_pgn_files(
+    paths: &[std::path::PathBuf],
+) -> Result<(Vec<PgnGame>, Vec<SkippedGame>), LoadError> {
     let mut games = Vec::new();
     let mut skipped = Vec::new();
     for path in paths {
@@ -163,7 +175,7 @@ pub fn load_pgn_files(
             }
         }
     }
-    Ok((games_to_chunks(&games, meta, split)?, skipped))
+    Ok((games, skipped))
 }
 
 #[cfg(test)]

@@ -367,6 +367,25 @@ fn compaction_merges_old_chunks_keeps_the_window_the_total_and_the_order() {
 }
 
 #[test]
+fn the_held_out_directory_inside_data_is_neither_windowed_nor_compacted() {
+    let root = tempfile::tempdir().unwrap();
+    let data = root.path().join(xq_data::layout::DATA_DIR);
+    let held_out = root.path().join(xq_data::layout::HELD_OUT_DIR);
+    fs::create_dir_all(&held_out).unwrap();
+    let total = write_aged_chunks(&data, 12);
+    write_aged_chunks(&held_out, 12);
+    let held_out_files = chunk_files(&held_out);
+    let mut loader = WindowLoader::new(&data, WindowSize::Fixed(1));
+    let (_, report) = loader.refresh().unwrap();
+    assert_eq!(report.total_records, total);
+    assert!(report.skipped.is_empty(), "{:?}", report.skipped);
+    // Everything but the newest file is old: 11 files, two whole groups of 4.
+    let compacted = loader.compact(1, 4, &HashSet::new()).unwrap();
+    assert_eq!(compacted.merged_files, 8, "{compacted:?}");
+    assert_eq!(chunk_files(&held_out), held_out_files);
+}
+
+#[test]
 fn compaction_merges_whole_groups_only_and_never_remerges() {
     let dir = tempfile::tempdir().unwrap();
     write_aged_chunks(dir.path(), 10);

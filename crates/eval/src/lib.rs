@@ -14,13 +14,15 @@
 //! - [`referee`], [`clock`], [`openings`]: one game, played to its end.
 //! - [`matches`](mod@matches), [`gate`], [`tournament`]: many games, and what they decide.
 //! - [`anchors`]: which players the anchors of the strength scale are.
-//! - [`net`], [`tactics`], [`alphabeta`]: the searches behind the players.
+//! - [`net`], [`tactics`], [`alphabeta`]: the searches behind the players;
+//!   [`adjudicate`]: a result for a game record without one, from the alpha-beta search.
 //! - [`ucci`]: a client for external engines and the engine xqzero exports, with
 //!   [`score`] the scores both sides of it speak.
 //!
 //! A network player gets its evaluator from the process's registered backend
 //! ([`xq_nn::backend`]): this crate never links libtorch.
 
+pub mod adjudicate;
 pub mod alphabeta;
 pub mod anchors;
 pub mod clock;

@@ -25,8 +25,8 @@ use xq_run::{
     events::{Event, SelfplayEvent},
 };
 use xq_selfplay::{
-    ModelSource, PointerWatcher, RunOptions, SelfplayConfig, Snapshot, Summary, content_hash,
-    worker_id,
+    ModelSource, PointerWatcher, ResignCalibration, RunOptions, SelfplayConfig, Snapshot, Summary,
+    content_hash, worker_id,
 };
 
 use crate::progress::{SharedObserver, Task, TaskProgress, Update};
@@ -72,6 +72,11 @@ pub struct Session {
     pub games_before: u64,
     /// Time between progress reports to an observer that is not live (each a line).
     pub lines_every: Duration,
+    /// The resignation calibration the previous session of this process ended with
+    /// (`Summary::resign`): a sync `xqz run` carries it from one self-play phase to the
+    /// next, so its window of played-out games spans generations. `None` starts from
+    /// `[selfplay] resign_threshold`.
+    pub resign: Option<ResignCalibration>,
 }
 
 impl Session {
@@ -89,6 +94,7 @@ impl Session {
             deadline: None,
             games_before: 0,
             lines_every: Duration::from_secs(10),
+            resign: None,
         }
     }
 
@@ -104,6 +110,7 @@ impl Session {
             deadline: None,
             games_before,
             lines_every: Duration::from_secs(30),
+            resign: None,
         }
     }
 }
@@ -202,6 +209,7 @@ pub fn play(
         interrupt: session.interrupt,
         deadline: session.deadline,
         observer: Some(observed.clone()),
+        resign: session.resign,
     };
     let result = xq_selfplay::run(config, &options, network.evaluator, network.watcher);
     // The display ends with the session, not when the last handle goes.
@@ -212,7 +220,8 @@ pub fn play(
 }
 
 /// One self-play phase of `xqz run` with the accepted network; says how many games
-/// the deadline abandoned. Returns the phase's counters.
+/// the deadline abandoned. Returns the phase's summary: its counters, and the
+/// resignation calibration for the next phase.
 ///
 /// # Errors
 /// As [`accepted_network`] and [`play`].
@@ -221,16 +230,16 @@ pub fn phase(
     config: &SelfplayConfig,
     session: Session,
     obs: &SharedObserver,
-) -> Result<Snapshot> {
+) -> Result<Summary> {
     let network = accepted_network(run, config)?;
-    let stats = play(run, config, network, session, obs)?.stats;
-    if stats.abandoned > 0 {
+    let summary = play(run, config, network, session, obs)?;
+    if summary.stats.abandoned > 0 {
         obs.log(&format!(
             "selfplay: {} games in progress at the deadline abandoned",
-            stats.abandoned
+            summary.stats.abandoned
         ));
     }
-    Ok(stats)
+    Ok(summary)
 }
 
 /// What a session's worker reports, passed on: counters to the progress display and
@@ -357,13 +366,15 @@ fn selfplay_event(worker: &str, s: &Snapshot) -> Event {
         would_resign: s.would_resign,
         resign_false_positives: s.false_positives,
         resign_false_positive_rate: s.resign_false_positive_rate(),
+        resign_threshold: Some(s.resign_threshold),
         model_swaps: s.model_swaps,
+        held_out_games: s.held_out,
     })
 }
 
 /// Writes a worker's counters as TensorBoard scalars (`selfplay/...`) at `step`
-/// (games so far): game length, result split, resignation false positives, speed and
-/// batching. A logging problem is a warning (once: the logger stops), never fatal.
+/// (games so far): game length, result split, resignation false positives and the
+/// threshold in force, speed and batching. A logging problem is a warning (once: the logger stops), never fatal.
 fn log_tensorboard(tb: &mut TbLogger, s: &Snapshot, step: u64, obs: &SharedObserver) {
     #[allow(clippy::cast_precision_loss)]
     let share = |n: u64| {
@@ -388,6 +399,7 @@ fn log_tensorboard(tb: &mut TbLogger, s: &Snapshot, step: u64, obs: &SharedObser
             "selfplay/resign_false_positive_rate",
             s.resign_false_positive_rate(),
         ),
+        ("selfplay/resign_threshold", f64::from(s.resign_threshold)),
         ("selfplay/positions_per_second", s.positions_per_sec()),
         ("selfplay/average_batch", s.avg_batch()),
         ("selfplay/cache_hit_rate", s.cache_hit_rate()),
@@ -471,6 +483,7 @@ mod tests {
             .next_back()
             .unwrap();
         assert_eq!((last.worker.as_str(), last.games), (worker.as_str(), 2));
+        assert_eq!(last.resign_threshold, Some(config.resign_threshold));
         assert!(
             run.selfplay_logs_dir(&worker).is_dir(),
             "no TensorBoard points"

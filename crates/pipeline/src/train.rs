@@ -11,6 +11,11 @@
 //!   move-prediction accuracy is logged as `holdout/policy_top1`;
 //! - the **self-play** stream over the replay window of `RUN/data`.
 //!
+//! The held-out self-play games (`RUN/data/held-out`, `[selfplay] held_out_permille`)
+//! are never trained on: their newest `holdout_max` positions are evaluated every
+//! `holdout_every` steps and at the end of each call that trained on self-play data,
+//! logged as `holdout_selfplay/*`, beside the records' `holdout/*`.
+//!
 //! Checkpoints go to `RUN/checkpoints` (xq-train), candidates to
 //! `models/candidates/` every `candidate_every` steps and when pre-training ends,
 //! TensorBoard scalars to `RUN/logs/train`, and a `train` event to `RUN/events.jsonl`
@@ -38,19 +43,24 @@ use std::{
 
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
+use xq_core::Color;
 use xq_data::{
-    Batch, BatchConfig, ChunkMeta, DataCursor, PrefetchConfig, Prefetcher, SplitConfig, Window,
-    WindowLoader, WindowManifest, assemble_range, load_pgn_files,
+    Batch, BatchConfig, ChunkMeta, DataCursor, Outcome, PgnGame, PrefetchConfig, Prefetcher,
+    SplitConfig, Window, WindowLoader, WindowManifest, WindowSize, assemble_range, games_to_chunks,
+    read_pgn_files,
 };
+use xq_eval::adjudicate::{Adjudicator, Verdict, VerdictBy};
 use xq_train::{HostBatch, StepMeans, StepStats, Trainer};
 
 use xq_run::{
     ModelRef, RunDir,
-    events::{Event, TrainEvent, TrainPhase, WarningAction, WarningWhat},
+    events::{
+        Event, HoldoutEvent, HoldoutSplit, TrainEvent, TrainPhase, WarningAction, WarningWhat,
+    },
 };
 
 use crate::{
-    config::train::TrainSection,
+    config::train::{TrainSection, ValueLabels},
     progress::{SharedObserver, StepView, Task, TaskProgress, Update},
 };
 
@@ -108,7 +118,8 @@ pub struct HoldoutStats {
     pub positions: u64,
     pub policy_top1: f64,
     pub policy_loss: f64,
-    pub value_loss: f64,
+    /// Over the positions with a value target; `None` when none has one.
+    pub value_loss: Option<f64>,
     /// Expected top-1 accuracy of a uniform guess over the legal moves.
     pub uniform_top1: f64,
 }
@@ -125,6 +136,53 @@ struct SavedData {
     selfplay: Option<DataCursor>,
     #[serde(default)]
     manifest: Option<WindowManifest>,
+    /// The pre-training plateau rule's state (`[train.pretrain] patience`).
+    #[serde(default)]
+    plateau: Plateau,
+}
+
+/// The pre-training plateau rule (`[train.pretrain] patience`): the best held-out loss
+/// so far, the evaluations since it, and the rate's factor they have brought about.
+#[derive(Debug, Clone, Copy, Serialize, Deserialize)]
+struct Plateau {
+    best: Option<f64>,
+    since_best: u32,
+    lr_scale: f64,
+}
+
+impl Default for Plateau {
+    fn default() -> Plateau {
+        Plateau {
+            best: None,
+            since_best: 0,
+            lr_scale: 1.0,
+        }
+    }
+}
+
+impl Plateau {
+    /// Takes a held-out loss; returns whether pre-training should end (the loss has not
+    /// improved `patience` times in a row). Each evaluation without improvement
+    /// multiplies the rate by `lr_drop`.
+    fn observe(&mut self, loss: f64, patience: u32, lr_drop: f64) -> bool {
+        if self.best.is_none_or(|b| loss < b) {
+            self.best = Some(loss);
+            self.since_best = 0;
+            return false;
+        }
+        self.since_best += 1;
+        self.lr_scale *= lr_drop;
+        self.since_best >= patience
+    }
+}
+
+/// The PGN records a session trains on or evaluates: files, held-out share, and how
+/// records without a result get a value target.
+#[derive(Debug, Clone)]
+struct SupervisedSource {
+    files: Vec<PathBuf>,
+    held_out_permille: u32,
+    labels: Option<Adjudicator>,
 }
 
 /// The PGN records, split.
@@ -146,6 +204,12 @@ struct SelfplayData {
     window_step: u64,
     /// No compaction before this (set for a while after one failed).
     compact_after: Option<Instant>,
+    /// The loader of the held-out games (`RUN/data/held-out`): their newest
+    /// `holdout_max` positions, evaluated and never trained on. Never compacted: a
+    /// worker holds out one game in twenty, so their files stay few.
+    held_out: WindowLoader,
+    /// The step of the last evaluation of the held-out games.
+    held_out_step: Option<u64>,
 }
 
 /// The interval of one `train` event: the step means (record batches mixed into
@@ -177,9 +241,9 @@ pub struct TrainSession {
     saved: SavedData,
     /// Train only on PGN records (`xqz train --pgn`), never on self-play data.
     supervised_only: bool,
-    /// PGN files and held-out share of the supervised data, loaded on first use (a
-    /// resumed run past its pre-training only needs them for held-out evaluation).
-    supervised_files: Option<(Vec<PathBuf>, u32)>,
+    /// The supervised data's source, loaded on first use (a resumed run past its
+    /// pre-training only needs it for held-out evaluation).
+    supervised_files: Option<SupervisedSource>,
     supervised: Option<Supervised>,
     selfplay: SelfplayData,
     last_saved: Option<(u64, PathBuf)>,
@@ -216,17 +280,19 @@ fn chunk_meta() -> ChunkMeta {
 }
 
 fn load_supervised(
-    files: &[PathBuf],
-    held_out_permille: u32,
+    source: &SupervisedSource,
     run: &RunDir,
     obs: &SharedObserver,
 ) -> Result<Supervised> {
     let split = SplitConfig {
-        held_out_permille,
+        held_out_permille: source.held_out_permille,
         salt: 0,
     };
-    let (data, skipped) =
-        load_pgn_files(files, &chunk_meta(), &split).context("cannot load PGN records")?;
+    let (mut games, skipped) = read_pgn_files(&source.files).context("cannot load PGN records")?;
+    if let Some(adjudicator) = source.labels {
+        label_games(&mut games, adjudicator, obs)?;
+    }
+    let data = games_to_chunks(&games, &chunk_meta(), &split).context("cannot load PGN records")?;
     // One warning per file (a collection may hold thousands of bad games), naming the
     // first game's problem.
     let mut by_file: Vec<(&Path, usize, &xq_data::SkippedGame)> = Vec::new();
@@ -266,6 +332,76 @@ fn load_supervised(
         held_out,
         prefetcher: None,
     })
+}
+
+/// Gives each game without a result one from `adjudicator` (xq-eval's `adjudicate`
+/// rule), on every core, and says how the verdicts fell. Deterministic: each game's
+/// verdict depends on that game alone.
+fn label_games(
+    games: &mut [PgnGame],
+    adjudicator: Adjudicator,
+    obs: &SharedObserver,
+) -> Result<()> {
+    let started = Instant::now();
+    let unlabelled: Vec<&mut PgnGame> = games.iter_mut().filter(|g| g.result.is_none()).collect();
+    let n = unlabelled.len();
+    if n == 0 {
+        return Ok(());
+    }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |t| t.get())
+        .min(n);
+    let per_thread = n.div_ceil(threads);
+    let mut parts: Vec<Vec<&mut PgnGame>> = Vec::new();
+    let mut rest = unlabelled;
+    while !rest.is_empty() {
+        let tail = rest.split_off(per_thread.min(rest.len()));
+        parts.push(std::mem::replace(&mut rest, tail));
+    }
+    let verdicts: Vec<Result<Vec<Verdict>, String>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = parts
+            .iter_mut()
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter_mut()
+                        .map(|g| {
+                            let v = adjudicator
+                                .judge(&g.start, &g.moves)
+                                .map_err(|e| format!("the game at line {}: {e}", g.line))?;
+                            g.result = Some(Outcome::of_winner(v.winner));
+                            Ok(v)
+                        })
+                        .collect()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|_| Err("a labelling thread panicked".into()))
+            })
+            .collect()
+    });
+    let (mut red, mut draws, mut black, mut by_rules) = (0, 0, 0, 0);
+    for part in verdicts {
+        for v in part.map_err(|e| anyhow::anyhow!("cannot label PGN records: {e}"))? {
+            match v.winner {
+                Some(Color::Red) => red += 1,
+                Some(Color::Black) => black += 1,
+                None => draws += 1,
+            }
+            by_rules += usize::from(matches!(v.by, VerdictBy::Rules(_)));
+        }
+    }
+    obs.log(&format!(
+        "value labels for {n} PGN games without a result (alpha-beta depth {}, margin {} cp): \
+         {red} red wins, {draws} draws, {black} black wins ({by_rules} ended by the rules), {:.1} s",
+        adjudicator.depth,
+        adjudicator.margin_cp,
+        started.elapsed().as_secs_f64()
+    ));
+    Ok(())
 }
 
 impl TrainSession {
@@ -319,21 +455,31 @@ impl TrainSession {
             None => SavedData::default(),
         };
         let supervised_only = !pgn.is_empty();
+        if !supervised_only && trainer.step_count() < saved.pretrain_steps {
+            trainer.set_lr_scale(saved.plateau.lr_scale);
+        }
         let mut supervised = None;
         let supervised_files = if supervised_only {
-            let permille = cfg
-                .data
-                .pretrain
-                .as_ref()
-                .map_or(50, |p| p.held_out_permille);
+            let p = cfg.data.pretrain.as_ref();
+            let source = SupervisedSource {
+                files: pgn.to_vec(),
+                held_out_permille: p.map_or(50, |p| p.held_out_permille),
+                labels: p
+                    .map_or_else(ValueLabels::default, |p| p.value_labels)
+                    .adjudicator(),
+            };
             // Loaded now: the PGN files are the only data, so errors should come first.
-            supervised = Some(load_supervised(pgn, permille, run, obs)?);
-            Some((pgn.to_vec(), permille))
+            supervised = Some(load_supervised(&source, run, obs)?);
+            Some(source)
         } else if let Some(p) = &cfg.data.pretrain {
             if fresh {
                 saved.pretrain_steps = p.steps;
             }
-            Some((p.pgn.clone(), p.held_out_permille))
+            Some(SupervisedSource {
+                files: p.pgn.clone(),
+                held_out_permille: p.held_out_permille,
+                labels: p.value_labels.adjudicator(),
+            })
         } else {
             None
         };
@@ -344,6 +490,11 @@ impl TrainSession {
             positions: 0,
             window_step: trainer.step_count(),
             compact_after: None,
+            held_out: WindowLoader::new(
+                run.selfplay_held_out_dir(),
+                WindowSize::Fixed(cfg.data.holdout_max.max(1)),
+            ),
+            held_out_step: None,
         };
         if !supervised_only && let Some(m) = &saved.manifest {
             match selfplay.loader.load_manifest(m) {
@@ -451,11 +602,11 @@ impl TrainSession {
     /// Loads the PGN records on first use.
     fn ensure_supervised(&mut self) -> Result<&mut Supervised> {
         if self.supervised.is_none() {
-            let (files, permille) = self
+            let source = self
                 .supervised_files
                 .as_ref()
                 .context("no PGN records configured")?;
-            self.supervised = Some(load_supervised(files, *permille, &self.run, &self.obs)?);
+            self.supervised = Some(load_supervised(source, &self.run, &self.obs)?);
         }
         self.supervised.as_mut().context("no PGN records loaded")
     }
@@ -497,18 +648,7 @@ impl TrainSession {
             .refresh()
             .with_context(|| format!("cannot read {}", self.run.data_dir().display()))?;
         self.warn_skipped(report.skipped);
-        for path in &report.removed {
-            warn(
-                &self.run,
-                &self.obs,
-                Event::file_warning(
-                    WarningWhat::Chunk,
-                    path,
-                    WarningAction::Removed,
-                    "the temporary file of a write cut short (over an hour old)",
-                ),
-            );
-        }
+        self.warn_removed(&report.removed);
         self.selfplay.positions = report.total_records;
         self.compact(&window, report.target);
         let changed = self
@@ -524,6 +664,22 @@ impl TrainSession {
             self.selfplay.prefetcher = None;
         }
         Ok(())
+    }
+
+    /// A `warning` event (and warning line) for each temporary a rescan removed.
+    fn warn_removed(&self, removed: &[PathBuf]) {
+        for path in removed {
+            warn(
+                &self.run,
+                &self.obs,
+                Event::file_warning(
+                    WarningWhat::Chunk,
+                    path,
+                    WarningAction::Removed,
+                    "the temporary file of a write cut short (over an hour old)",
+                ),
+            );
+        }
     }
 
     /// A `warning` event (and warning line) for each chunk that could not be read.
@@ -650,6 +806,7 @@ impl TrainSession {
         };
         let mut candidates = Vec::new();
         let mut waiting_logged = false;
+        let mut trained_selfplay = false;
         self.interval = EventInterval::new();
         let reason = loop {
             if stop.load(Ordering::Relaxed) {
@@ -708,6 +865,7 @@ impl TrainSession {
                 self.trainer.step(&host)?
             };
             self.recycle(batch, from_records);
+            trained_selfplay |= !from_records;
             self.after_step(&stats, supervised, from_records, &mut candidates)?;
             let view = StepView {
                 step: stats.step,
@@ -724,6 +882,16 @@ impl TrainSession {
                 .update(Update::Train(&view));
         };
         let step = self.trainer.step_count();
+        // At least one look per call that trained on self-play data, so a run whose
+        // calls are shorter than `holdout_every` still has the curve; a stop (a
+        // deadline) is not kept waiting for it.
+        if trained_selfplay
+            && reason != StopReason::Stopped
+            && self.cfg.data.holdout_every > 0
+            && self.selfplay.held_out_step != Some(step)
+        {
+            self.holdout_selfplay()?;
+        }
         if self.last_saved.as_ref().is_none_or(|(s, _)| *s != step) && step > 0 {
             self.save()?;
         }
@@ -830,19 +998,23 @@ impl TrainSession {
             }))?;
             self.interval = EventInterval::new();
         }
+        let plateau_evaluated = supervised && !self.supervised_only && self.plateau_step(step)?;
         let pretrain_done = !self.supervised_only
             && self.saved.pretrain_steps > 0
             && step == self.saved.pretrain_steps;
+        if pretrain_done {
+            self.trainer.set_lr_scale(1.0);
+        }
         let holdout_due = holdout_every > 0 && step.is_multiple_of(holdout_every);
         if (holdout_due || pretrain_done)
+            && !plateau_evaluated
             && self.has_supervised()
             && !self.ensure_supervised()?.held_out.is_empty()
         {
-            let h = self.holdout()?;
-            self.obs.log(&format!(
-                "step {step}: held-out top-1 {:.3} (uniform {:.3}) policy loss {:.3} on {} positions",
-                h.policy_top1, h.uniform_top1, h.policy_loss, h.positions
-            ));
+            self.holdout()?;
+        }
+        if holdout_due && !self.supervised_only {
+            self.holdout_selfplay()?;
         }
         if self.trainer.checkpoint_due() {
             self.save()?;
@@ -862,6 +1034,47 @@ impl TrainSession {
         Ok(())
     }
 
+    /// The pre-training plateau rule at `step` of pre-training: a held-out evaluation
+    /// every `eval_every` steps when `patience` is set, the rate lowered on a plateau,
+    /// and pre-training ended here after `patience` of them. Returns whether it
+    /// evaluated.
+    fn plateau_step(&mut self, step: u64) -> Result<bool> {
+        let Some(p) = self.cfg.data.pretrain.as_ref() else {
+            return Ok(false);
+        };
+        let (patience, lr_drop, every) = (p.patience, p.lr_drop, p.eval_every);
+        if patience == 0
+            || every == 0
+            || !step.is_multiple_of(every)
+            || step >= self.saved.pretrain_steps
+            || self.ensure_supervised()?.held_out.is_empty()
+        {
+            return Ok(false);
+        }
+        let h = self.holdout()?;
+        let end = self.saved.plateau.observe(
+            h.policy_loss + h.value_loss.unwrap_or(0.0),
+            patience,
+            lr_drop,
+        );
+        self.trainer.set_lr_scale(self.saved.plateau.lr_scale);
+        if end {
+            self.obs.log(&format!(
+                "pre-training ends at step {step} of at most {}: the held-out loss has not \
+                 improved on {:.4} for {patience} evaluations",
+                self.saved.pretrain_steps,
+                self.saved.plateau.best.unwrap_or(f64::NAN)
+            ));
+            self.saved.pretrain_steps = step;
+        } else if self.saved.plateau.since_best > 0 {
+            self.obs.log(&format!(
+                "step {step}: held-out loss on a plateau, pre-training rate × {:.3}",
+                self.saved.plateau.lr_scale
+            ));
+        }
+        Ok(true)
+    }
+
     /// Loss and top-1 move-prediction accuracy of the EMA network on the held-out PGN
     /// split (its first `holdout_max` positions), logged to TensorBoard as `holdout/*`.
     ///
@@ -873,48 +1086,133 @@ impl TrainSession {
         }
         self.ensure_supervised()?;
         let sup = self.supervised.as_ref().context("no PGN records loaded")?;
-        let window = &sup.held_out;
-        let n = window.len().min(self.cfg.data.holdout_max.max(1));
-        if n == 0 {
+        let Some(h) = evaluate_window(&mut self.trainer, &self.cfg, &sup.held_out)? else {
             bail!("the held-out split is empty");
-        }
-        let encoder = self.cfg.trainer.net.encoder();
-        let size = self.cfg.data.batch_size as u64;
-        let mut batch = Batch::new(self.cfg.data.batch_size, &encoder);
-        let (mut top1, mut pl, mut vl, mut uniform) = (0.0, 0.0, 0.0, 0.0);
-        let mut start = 0;
-        while start < n {
-            let end = (start + size).min(n);
-            assemble_range(window, &encoder, start..end, &mut batch)?;
-            let host = HostBatch::from_data(&batch)?;
-            let e = self.trainer.evaluate(&host)?;
-            let k = e.samples as f64;
-            top1 += e.policy_accuracy * k;
-            pl += e.policy_loss * k;
-            vl += e.value_loss * k;
-            for row in batch.legal.rows() {
-                let legal = row.iter().filter(|&&x| x != 0).count().max(1);
-                uniform += 1.0 / legal as f64;
-            }
-            start = end;
-        }
-        let nf = n as f64;
-        let h = HoldoutStats {
-            positions: n,
-            policy_top1: top1 / nf,
-            policy_loss: pl / nf,
-            value_loss: vl / nf,
-            uniform_top1: uniform / nf,
         };
-        self.trainer
-            .log_scalar("holdout/policy_top1", h.policy_top1);
-        self.trainer
-            .log_scalar("holdout/policy_loss", h.policy_loss);
-        self.trainer.log_scalar("holdout/value_loss", h.value_loss);
-        self.warn_if_tensorboard_stopped();
         self.holdout_top1 = Some(h.policy_top1);
+        self.record_holdout(HoldoutSplit::Records, "holdout", "held-out", &h)?;
         Ok(h)
     }
+
+    /// The same evaluation on the newest `holdout_max` positions of the held-out
+    /// self-play games (`RUN/data/held-out`, rescanned now), logged to TensorBoard as
+    /// `holdout_selfplay/*`. `None` while there are none: a run that has not held out
+    /// a game yet, or one with `[selfplay] held_out_permille = 0`.
+    ///
+    /// # Errors
+    /// A held-out directory that cannot be listed, or a failed forward pass.
+    pub fn holdout_selfplay(&mut self) -> Result<Option<HoldoutStats>> {
+        self.selfplay.held_out_step = Some(self.trainer.step_count());
+        let (window, report) = match self.selfplay.held_out.refresh() {
+            Ok(found) => found,
+            // Workers create it with their first output.
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+            Err(e) => {
+                return Err(e).with_context(|| {
+                    format!("cannot read {}", self.run.selfplay_held_out_dir().display())
+                });
+            }
+        };
+        self.warn_skipped(report.skipped);
+        self.warn_removed(&report.removed);
+        let Some(h) = evaluate_window(&mut self.trainer, &self.cfg, &window)? else {
+            return Ok(None);
+        };
+        self.record_holdout(
+            HoldoutSplit::Selfplay,
+            "holdout_selfplay",
+            "held-out self-play",
+            &h,
+        )?;
+        Ok(Some(h))
+    }
+
+    /// Logs a held-out evaluation: TensorBoard scalars `TAG/*`, a line naming the
+    /// split as `name`, and a `holdout` event.
+    fn record_holdout(
+        &mut self,
+        split: HoldoutSplit,
+        tag: &str,
+        name: &str,
+        h: &HoldoutStats,
+    ) -> Result<()> {
+        self.trainer
+            .log_scalar(&format!("{tag}/policy_top1"), h.policy_top1);
+        self.trainer
+            .log_scalar(&format!("{tag}/policy_loss"), h.policy_loss);
+        if let Some(v) = h.value_loss {
+            self.trainer.log_scalar(&format!("{tag}/value_loss"), v);
+        }
+        self.warn_if_tensorboard_stopped();
+        let step = self.trainer.step_count();
+        self.obs.log(&format!(
+            "step {step}: {name} top-1 {:.3} (uniform {:.3}) policy loss {:.3} value loss {} on {} positions",
+            h.policy_top1,
+            h.uniform_top1,
+            h.policy_loss,
+            h.value_loss.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}")),
+            h.positions
+        ));
+        self.run.record(Event::Holdout(HoldoutEvent {
+            step,
+            split,
+            positions: h.positions,
+            policy_loss: h.policy_loss,
+            value_loss: h.value_loss,
+            policy_top1: h.policy_top1,
+        }))?;
+        Ok(())
+    }
+}
+
+/// Mean losses and top-1 move-prediction accuracy of `trainer`'s EMA network on the
+/// first `holdout_max` positions of `window` (every held-out split's one loop); `None`
+/// when it is empty. The value loss is a mean over the positions with a value target.
+fn evaluate_window(
+    trainer: &mut Trainer,
+    cfg: &TrainSection,
+    window: &Window,
+) -> Result<Option<HoldoutStats>> {
+    let n = window.len().min(cfg.data.holdout_max.max(1));
+    if n == 0 {
+        return Ok(None);
+    }
+    let encoder = cfg.trainer.net.encoder();
+    let size = cfg.data.batch_size as u64;
+    let mut batch = Batch::new(cfg.data.batch_size, &encoder);
+    let (mut top1, mut pl, mut uniform) = (0.0, 0.0, 0.0);
+    let (mut vl, mut valued) = (0.0, 0.0);
+    let mut start = 0;
+    while start < n {
+        let end = (start + size).min(n);
+        assemble_range(window, &encoder, start..end, &mut batch)?;
+        let host = HostBatch::from_data(&batch)?;
+        let e = trainer.evaluate(&host)?;
+        let k = e.samples as f64;
+        top1 += e.policy_accuracy * k;
+        pl += e.policy_loss * k;
+        let v = batch
+            .has_value
+            .iter()
+            .take(e.samples)
+            .filter(|&&x| x > 0.0)
+            .count() as f64;
+        vl += e.value_loss * v;
+        valued += v;
+        for row in batch.legal.rows() {
+            let legal = row.iter().filter(|&&x| x != 0).count().max(1);
+            uniform += 1.0 / legal as f64;
+        }
+        start = end;
+    }
+    let nf = n as f64;
+    Ok(Some(HoldoutStats {
+        positions: n,
+        policy_top1: top1 / nf,
+        policy_loss: pl / nf,
+        value_loss: (valued > 0.0).then(|| vl / valued),
+        uniform_top1: uniform / nf,
+    }))
 }
 
 /// One training phase of the run loop: opens the run's trainer (resuming from its
@@ -1114,9 +1412,145 @@ mod tests {
         .train
     }
 
+    #[test]
+    fn the_plateau_lowers_the_rate_and_ends_after_patience_evaluations_without_improvement() {
+        let mut p = Plateau::default();
+        // (held-out loss, ends pre-training, rate factor after it)
+        let steps = [
+            (3.0, false, 1.0),
+            (2.5, false, 1.0),
+            (2.6, false, 0.5),
+            (2.4, false, 0.5),
+            (2.4, false, 0.25),
+            (2.45, true, 0.125),
+        ];
+        for (i, (loss, ends, scale)) in steps.into_iter().enumerate() {
+            assert_eq!(p.observe(loss, 2, 0.5), ends, "evaluation {i}");
+            assert_eq!(p.lr_scale, scale, "evaluation {i}");
+        }
+        assert_eq!(p.best, Some(2.4));
+    }
+
+    /// The first `n` games of the master collection in a file of their own.
+    fn master_games(dir: &Path, n: usize) -> PathBuf {
+        let text = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/hu_ronghua_1391_iccs.pgn"
+        ))
+        .unwrap();
+        let games: Vec<&str> = text.split("[Event ").skip(1).take(n).collect();
+        let path = dir.join("masters.pgn");
+        std::fs::write(&path, format!("[Event {}", games.join("[Event "))).unwrap();
+        path
+    }
+
+    #[test]
+    fn pretraining_labels_records_without_a_result_and_ends_on_a_held_out_plateau() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path().join("run")).unwrap();
+        let mut cfg = tiny();
+        cfg.data.pretrain = Some(PretrainSection {
+            pgn: vec![master_games(dir.path(), 40)],
+            steps: 400,
+            held_out_permille: 250,
+            mix_every: 0,
+            value_labels: ValueLabels {
+                depth: 2,
+                margin_cp: 180,
+            },
+            eval_every: 1,
+            patience: 1,
+            lr_drop: 0.5,
+        });
+        // A rate this high cannot improve the held-out loss every step.
+        cfg.trainer.lr = 0.5;
+        cfg.trainer.ema_decay = 0.0;
+        cfg.trainer.warmup_steps = 0;
+        let (recorder, obs) = Recorder::new(false);
+        let mut session = TrainSession::open(&run, &cfg, &[], &obs).unwrap();
+        // Paced: once pre-training ends there is no self-play data, and the call returns.
+        let done = session
+            .train(
+                TrainTarget::Paced {
+                    max_steps: Some(400),
+                },
+                &AtomicBool::new(false),
+            )
+            .unwrap();
+        assert_eq!(done.reason, StopReason::NeedData);
+        let lines = recorder.lines();
+        assert!(
+            lines
+                .iter()
+                .any(|l| l.contains("value labels for 40 PGN games")),
+            "{lines:?}"
+        );
+        let ended = lines
+            .iter()
+            .find(|l| l.contains("pre-training ends at step"))
+            .unwrap_or_else(|| panic!("pre-training ran its 400 steps: {lines:?}"));
+        let log = run.events().unwrap();
+        let holdouts: Vec<&HoldoutEvent> = log
+            .records
+            .iter()
+            .filter_map(|r| match &r.event {
+                Event::Holdout(h) => Some(h),
+                _ => None,
+            })
+            .collect();
+        assert!(!holdouts.is_empty(), "{ended}");
+        for h in &holdouts {
+            assert_eq!(h.split, HoldoutSplit::Records);
+            assert!(h.value_loss.is_some_and(f64::is_finite), "{h:?}");
+        }
+        let end = holdouts.last().unwrap().step;
+        assert!(end < 400 && session.step() == end, "{ended}");
+    }
+
+    #[test]
+    fn records_without_labels_have_no_held_out_value_loss() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path().join("run")).unwrap();
+        let mut cfg = tiny();
+        cfg.data.pretrain = Some(PretrainSection {
+            pgn: vec![master_games(dir.path(), 20)],
+            steps: 2,
+            held_out_permille: 500,
+            mix_every: 0,
+            value_labels: ValueLabels {
+                depth: 0,
+                margin_cp: 180,
+            },
+            eval_every: 0,
+            patience: 0,
+            lr_drop: 1.0,
+        });
+        let mut session = TrainSession::open(&run, &cfg, &[], &quiet()).unwrap();
+        session
+            .train(TrainTarget::Steps(2), &AtomicBool::new(false))
+            .unwrap();
+        assert_eq!(session.holdout().unwrap().value_loss, None);
+    }
+
     /// One chunk of seeded random games (no MCTS: uniform visit targets over the legal
-    /// moves) in `RUN/data`.
+    /// moves) in `RUN/data`, without value targets.
     fn random_games(run: &RunDir, games: usize, seed: u64) -> usize {
+        random_games_in(&run.data_dir(), games, seed, None)
+    }
+
+    /// The same, drawn, in `RUN/data/held-out`: the games a worker holds out.
+    fn held_out_games(run: &RunDir, games: usize, seed: u64) -> usize {
+        random_games_in(
+            &run.selfplay_held_out_dir(),
+            games,
+            seed,
+            Some(Outcome::Draw),
+        )
+    }
+
+    /// One chunk of `games` seeded random games of `result` in `dir`; returns its
+    /// records.
+    fn random_games_in(dir: &Path, games: usize, seed: u64, result: Option<Outcome>) -> usize {
         let mut rng = xq_core::hash::SplitMix64::new(seed);
         let mut next = |n: usize| rng.below(n as u64) as usize;
         let mut chunk = xq_data::Chunk::new(chunk_meta());
@@ -1133,13 +1567,53 @@ mod tests {
                 moves.push(m);
                 pos.play_unchecked(m);
             }
-            xq_data::supervised::add_game(&mut chunk, &start, &moves, None).unwrap();
+            xq_data::supervised::add_game(&mut chunk, &start, &moves, result).unwrap();
         }
-        xq_data::ChunkWriter::new(run.data_dir(), "t")
+        xq_data::ChunkWriter::new(dir, "t")
             .unwrap()
             .write(&chunk)
             .unwrap();
         chunk.records.len()
+    }
+
+    #[test]
+    fn held_out_selfplay_games_are_evaluated_once_a_call_trains_and_none_is_no_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let mut cfg = tiny();
+        cfg.data.samples_per_position = 0.5;
+        let selfplay_holdouts = || -> Vec<HoldoutEvent> {
+            run.events()
+                .unwrap()
+                .events()
+                .filter_map(|e| match e {
+                    Event::Holdout(h) if h.split == HoldoutSplit::Selfplay => Some(h.clone()),
+                    _ => None,
+                })
+                .collect()
+        };
+        let p1 = random_games(&run, 2, 1) as u64;
+        let stop = AtomicBool::new(false);
+        let mut session = TrainSession::open(&run, &cfg, &[], &quiet()).unwrap();
+        let paced = TrainTarget::Paced { max_steps: None };
+        // No held-out game yet (not even their directory): nothing to evaluate.
+        let first = session.train(paced, &stop).unwrap();
+        assert!(first.steps_taken > 0);
+        assert!(selfplay_holdouts().is_empty());
+        let held_out = held_out_games(&run, 2, 9) as u64;
+        let p2 = random_games(&run, 2, 2) as u64;
+        let second = session.train(paced, &stop).unwrap();
+        assert!(second.steps_taken > 0);
+        let h = selfplay_holdouts();
+        assert_eq!(h.len(), 1, "one evaluation at the end of the call: {h:?}");
+        assert_eq!((h[0].step, h[0].positions), (second.step, held_out));
+        assert!(
+            h[0].policy_loss.is_finite() && h[0].policy_loss > 0.0,
+            "{h:?}"
+        );
+        assert!(h[0].value_loss.is_some_and(f64::is_finite), "{h:?}");
+        // The replay window never saw them.
+        assert_eq!((first.positions, second.positions), (p1, p1 + p2));
     }
 
     #[test]
@@ -1224,6 +1698,10 @@ mod tests {
             steps: 2,
             held_out_permille: 0,
             mix_every: 3,
+            value_labels: ValueLabels::default(),
+            eval_every: 0,
+            patience: 0,
+            lr_drop: 1.0,
         });
         let positions = random_games(&run, 2, 1) as u64;
         let selfplay_steps = positions / 2 / 16;

@@ -33,6 +33,8 @@ pub enum Event {
     Selfplay(SelfplayEvent),
     /// The trainer's means over the last `event_every` steps.
     Train(TrainEvent),
+    /// The EMA network's losses on positions it never trains on.
+    Holdout(HoldoutEvent),
     /// A network was published for gating.
     Candidate { model: String, step: u64 },
     /// A gating decision.
@@ -154,6 +156,7 @@ impl Event {
         match self {
             Event::Selfplay(_) => "selfplay",
             Event::Train(_) => "train",
+            Event::Holdout(_) => "holdout",
             Event::Candidate { .. } => "candidate",
             Event::Gate(_) => "gate",
             Event::Promote { .. } => "promote",
@@ -165,9 +168,10 @@ impl Event {
 }
 
 /// Every `kind` this version reads.
-pub const KINDS: [&str; 8] = [
+pub const KINDS: [&str; 9] = [
     "selfplay",
     "train",
+    "holdout",
     "candidate",
     "gate",
     "promote",
@@ -203,7 +207,14 @@ pub struct SelfplayEvent {
     pub would_resign: u64,
     pub resign_false_positives: u64,
     pub resign_false_positive_rate: f64,
+    /// The resignation threshold new games started with at this event: the configured
+    /// one, or the one calibrated from the played-out games. Absent in logs of earlier
+    /// versions.
+    pub resign_threshold: Option<f32>,
     pub model_swaps: u64,
+    /// Of `games`, those held out of training (`[selfplay] held_out_permille`), whose
+    /// chunks went to `data/held-out/`. 0 in logs of earlier versions.
+    pub held_out_games: u64,
 }
 
 /// Which data a training stretch used.
@@ -253,6 +264,35 @@ pub struct TrainEvent {
     /// Fields of newer writers, kept for readers that chart every number.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,
+}
+
+/// Which positions a held-out evaluation used: both splits are by game hash, so no
+/// position of a held-out game is ever trained on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum HoldoutSplit {
+    /// The held-out games of the PGN records (`[train.pretrain] held_out_permille`).
+    Records,
+    /// The held-out self-play games (`[selfplay] held_out_permille`, `data/held-out/`).
+    Selfplay,
+    /// A split a newer version wrote.
+    #[serde(other)]
+    Other,
+}
+
+/// The EMA network's mean losses and top-1 move agreement on a held-out split: the
+/// curve that shows memorisation, which the training losses cannot.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HoldoutEvent {
+    pub step: u64,
+    pub split: HoldoutSplit,
+    /// Positions evaluated.
+    pub positions: u64,
+    pub policy_loss: f64,
+    /// `None` when no evaluated position has a value target.
+    #[serde(default)]
+    pub value_loss: Option<f64>,
+    pub policy_top1: f64,
 }
 
 /// A gating decision: the candidate's match against the accepted network (no games
@@ -400,6 +440,14 @@ mod tests {
                 phase: TrainPhase::Selfplay,
                 record_steps: 0,
                 extra: BTreeMap::new(),
+            }),
+            Event::Holdout(HoldoutEvent {
+                step: 1,
+                split: HoldoutSplit::Records,
+                positions: 10,
+                policy_loss: 3.0,
+                value_loss: None,
+                policy_top1: 0.2,
             }),
             Event::Candidate {
                 model: "m".into(),

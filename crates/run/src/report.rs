@@ -25,7 +25,7 @@ use xq_rating::{strength::AnchorTable, summary::MatchSummary};
 use crate::{
     RunDir, RunError,
     curve::{CurvePoint, SelfplayTotals, learning_curve, read_strength_records},
-    events::{Event, WarningWhat},
+    events::{Event, HoldoutSplit, WarningWhat},
     model_step, now,
 };
 
@@ -114,6 +114,10 @@ pub struct PageData {
     /// Numeric fields of `selfplay` events, plus `x`: games played so far (or the event
     /// number when events carry no game counts).
     pub selfplay: Vec<BTreeMap<String, f64>>,
+    /// Held-out losses and top-1 agreement, one point per `holdout` event: `step` and
+    /// `holdout_<split>_{policy_loss,value_loss,policy_accuracy}`, drawn beside the
+    /// training curves.
+    pub holdout: Vec<BTreeMap<String, f64>>,
     /// Events before thinning, when thinned (chart captions say so).
     pub train_events: usize,
     pub selfplay_events: usize,
@@ -301,6 +305,24 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
                 train_latest.extend(fields.clone());
                 data.train.push(fields);
             }
+            Event::Holdout(h) => {
+                let split = match h.split {
+                    HoldoutSplit::Records => "records",
+                    HoldoutSplit::Selfplay => "selfplay",
+                    HoldoutSplit::Other => "other",
+                };
+                #[allow(clippy::cast_precision_loss)]
+                let mut point = BTreeMap::from([("step".to_owned(), h.step as f64)]);
+                let mut put = |what: &str, v: Option<f64>| {
+                    if let Some(v) = v.filter(|v| v.is_finite()) {
+                        point.insert(format!("holdout_{split}_{what}"), v);
+                    }
+                };
+                put("policy_loss", Some(h.policy_loss));
+                put("value_loss", h.value_loss);
+                put("policy_accuracy", Some(h.policy_top1));
+                data.holdout.push(point);
+            }
             Event::Candidate { step, .. } => {
                 max_step = max_step.max(Some(*step));
             }
@@ -369,6 +391,7 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
     data.selfplay_events = data.selfplay.len();
     data.train = thin(std::mem::take(&mut data.train), MAX_POINTS);
     data.selfplay = thin(std::mem::take(&mut data.selfplay), MAX_POINTS);
+    data.holdout = thin(std::mem::take(&mut data.holdout), MAX_POINTS);
     data.ratings = thin(std::mem::take(&mut data.ratings), MAX_POINTS * 4);
     data.gates = thin(std::mem::take(&mut data.gates), MAX_POINTS);
 

@@ -167,7 +167,8 @@ impl RunDir {
     /// Removes the temporaries a killed writer left in the run's directories (files and
     /// directories of `xq_data::io::tmp_path` unchanged for `older_than`; runs use
     /// [`xq_data::window::STALE_TEMPORARY`]) and returns them for the caller to report.
-    /// `data/` is the replay window's to clean, at each rescan.
+    /// `data/` is the replay window's to clean, at each rescan; `data/held-out/` is
+    /// cleaned here too, since the trainer lists it only when it evaluates.
     ///
     /// # Errors
     /// When a directory cannot be listed or a temporary cannot be removed.
@@ -175,6 +176,7 @@ impl RunDir {
         let mut removed = Vec::new();
         for dir in [
             self.root.clone(),
+            self.selfplay_held_out_dir(),
             self.games_dir(),
             self.checkpoints_dir(),
             self.candidates_dir(),
@@ -224,6 +226,11 @@ impl RunDir {
     }
     pub fn data_dir(&self) -> PathBuf {
         self.root.join(layout::DATA_DIR)
+    }
+    /// The held-out self-play games' chunks (`data/held-out/`), which the trainer
+    /// evaluates and never trains on.
+    pub fn selfplay_held_out_dir(&self) -> PathBuf {
+        self.root.join(layout::HELD_OUT_DIR)
     }
     pub fn games_dir(&self) -> PathBuf {
         self.root.join(layout::GAMES_DIR)
@@ -692,18 +699,21 @@ mod tests {
         let run = RunDir::open(dir.path()).unwrap();
         let pointer = xq_data::io::tmp_path(&run.pointer_path());
         let candidate = xq_data::io::tmp_path(&run.candidates_dir().join("s0000000100"));
+        let held_out = xq_data::io::tmp_path(&run.selfplay_held_out_dir().join("w-00000000.xqc"));
         fs::write(&pointer, b"{").unwrap();
         fs::create_dir_all(candidate.join("inner")).unwrap();
+        fs::create_dir_all(run.selfplay_held_out_dir()).unwrap();
+        fs::write(&held_out, b"half a chunk").unwrap();
         fs::write(run.root().join("notes.tmp"), b"a user's file").unwrap();
         let hour = Duration::from_secs(3600);
         assert!(run.remove_stale_tmp(hour).unwrap().is_empty());
         std::thread::sleep(Duration::from_millis(50));
         let mut removed = run.remove_stale_tmp(Duration::from_millis(10)).unwrap();
         removed.sort();
-        let mut expected = vec![pointer.clone(), candidate.clone()];
+        let mut expected = vec![pointer.clone(), candidate.clone(), held_out.clone()];
         expected.sort();
         assert_eq!(removed, expected);
-        assert!(!pointer.exists() && !candidate.exists());
+        assert!(!pointer.exists() && !candidate.exists() && !held_out.exists());
         assert!(run.root().join("notes.tmp").exists());
     }
 

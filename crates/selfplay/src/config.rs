@@ -74,6 +74,15 @@ pub struct SelfplayConfig {
     /// Share of games in which resignation is disabled. Those games are played out and
     /// report whether a resignation would have been wrong (the false-positive rate).
     pub resign_disabled_fraction: f32,
+    /// The share of would-be resignations allowed to be wrong (the side drew or won),
+    /// measured on the played-out games: the threshold is calibrated to the highest one
+    /// that keeps it (AlphaGo Zero's 5%), within [-1, -0.5], at each generation boundary
+    /// (see the `resign` module). `resign_threshold` is where it starts. 0 keeps
+    /// `resign_threshold` fixed.
+    pub resign_target_false_positives: f64,
+    /// The played-out games the calibration looks at: the newest this many. It waits
+    /// until it has that many.
+    pub resign_calibration_games: usize,
     /// Plies after which an unfinished game is adjudicated a draw.
     pub max_plies: u32,
     /// For value targets only: a drawn game (repetition, move limits, `max_plies`) in
@@ -85,6 +94,13 @@ pub struct SelfplayConfig {
     /// Finished games per output file (a chunk and a PGN file). 1 loses no finished
     /// game when the worker is killed; larger values make fewer, bigger files.
     pub games_per_file: usize,
+    /// Games per thousand held out of training, chosen by a hash of the game's content
+    /// (start position and moves: `xq_data::game_hash`, split as the PGN records are,
+    /// salt 0), so a game a deterministic network plays again lands on the same side.
+    /// Their chunks go to `data/held-out/` (`xq_data::layout::HELD_OUT_DIR`), which the
+    /// replay window never reads; the trainer's loss on them shows memorisation, which
+    /// its training loss cannot. 0 holds none out.
+    pub held_out_permille: u32,
     /// Seconds between looks at the accepted-model pointer.
     pub model_poll_seconds: f64,
     /// Write Chinese move notation as PGN comments (`1. h2e2 {炮二平五} ...`).
@@ -110,9 +126,12 @@ impl Default for SelfplayConfig {
             resign_consecutive: 3,
             resign_min_ply: 20,
             resign_disabled_fraction: 0.1,
+            resign_target_false_positives: 0.0,
+            resign_calibration_games: 100,
             max_plies: 400,
             material_adjudication: 0.0,
             games_per_file: 1,
+            held_out_permille: 50,
             model_poll_seconds: 10.0,
             pgn_chinese_comments: true,
             search: SearchParams::default(),
@@ -188,6 +207,27 @@ impl SelfplayConfig {
             "a number in [0, 1]",
         )?;
         check(
+            (0.0..1.0).contains(&self.resign_target_false_positives),
+            "resign_target_false_positives",
+            "a number in [0, 1) (0 keeps resign_threshold fixed)",
+        )?;
+        let calibrating = self.resign_target_false_positives > 0.0;
+        check(
+            !calibrating || self.resign_enabled(),
+            "resign_target_false_positives",
+            "0 while resign_threshold is -1 or less (resignation off)",
+        )?;
+        check(
+            !calibrating || self.resign_disabled_fraction > 0.0,
+            "resign_target_false_positives",
+            "0 while resign_disabled_fraction is 0 (no game measures false positives)",
+        )?;
+        check(
+            (1..=100_000).contains(&self.resign_calibration_games),
+            "resign_calibration_games",
+            "an integer in 1..=100000",
+        )?;
+        check(
             (1..=u32::from(u16::MAX)).contains(&self.max_plies),
             "max_plies",
             "an integer in 1..=65535",
@@ -201,6 +241,11 @@ impl SelfplayConfig {
             (1..=100_000).contains(&self.games_per_file),
             "games_per_file",
             "an integer in 1..=100000",
+        )?;
+        check(
+            self.held_out_permille <= 1000,
+            "held_out_permille",
+            "an integer in 0..=1000 (games per thousand held out)",
         )?;
         check(
             self.model_poll_seconds.is_finite() && self.model_poll_seconds > 0.0,
@@ -242,6 +287,8 @@ mod tests {
             parallel_games = 8
             max_batch = 16
             resign_disabled_fraction = 0.25
+            resign_target_false_positives = 0.05
+            resign_calibration_games = 40
 
             [search]
             c_puct_init = 1.5
@@ -253,6 +300,10 @@ mod tests {
         assert_eq!(c.parallel_games, 8);
         assert_eq!(c.max_batch, 16);
         assert_eq!(c.resign_disabled_fraction, 0.25);
+        assert_eq!(
+            (c.resign_target_false_positives, c.resign_calibration_games),
+            (0.05, 40)
+        );
         assert_eq!(c.search.c_puct_init, 1.5);
         assert_eq!(c.search.playout_cap.full_visits, 32);
         assert_eq!(
@@ -273,6 +324,20 @@ mod tests {
             ),
             ("[search]\nbatch_size = 0\n", "search.batch_size"),
             ("max_plies = 0\n", "max_plies"),
+            (
+                "resign_target_false_positives = 1.0\n",
+                "resign_target_false_positives",
+            ),
+            (
+                "resign_target_false_positives = 0.05\nresign_threshold = -1\n",
+                "resign_target_false_positives",
+            ),
+            (
+                "resign_target_false_positives = 0.05\nresign_disabled_fraction = 0\n",
+                "resign_target_false_positives",
+            ),
+            ("resign_calibration_games = 0\n", "resign_calibration_games"),
+            ("held_out_permille = 1001\n", "held_out_permille"),
         ];
         for (text, key) in cases {
             let err = section(text).unwrap_err();

@@ -2,12 +2,15 @@
 //! record the full-search targets, check resignation, choose and play the move, judge
 //! the position by the rules, start the next search.
 
+use std::collections::VecDeque;
+
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use xq_core::{Color, Game, Move, Position, Role};
 use xq_mcts::{Playouts, Search, SearchError, SearchResult};
 
 use crate::config::SelfplayConfig;
+use crate::resign::ResignSample;
 
 /// How a self-play game ended.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -104,6 +107,10 @@ pub struct RecordDraft {
 /// resignation enabled that ends the game; in a game with it disabled the first such
 /// moment is remembered, and once the game is played out the would-be resignation is a
 /// false positive if that side did not lose.
+///
+/// A game with resignation disabled also measures each side's trigger level (see
+/// [`ResignSample::level`]), the threshold-free form of the same rule, from which the
+/// threshold is calibrated ([`crate::resign`]).
 #[derive(Debug, Clone, PartialEq)]
 pub struct ResignTracker {
     enabled: bool,
@@ -112,6 +119,10 @@ pub struct ResignTracker {
     min_ply: u32,
     streak: [u32; 2],
     would_resign: Option<(Color, u32)>,
+    /// Disabled games: each side's last `consecutive` root values.
+    recent: [VecDeque<f32>; 2],
+    /// Disabled games: each side's trigger level so far.
+    level: [f32; 2],
 }
 
 /// What the tracker says after a move's search.
@@ -131,6 +142,8 @@ impl ResignTracker {
             min_ply: config.resign_min_ply,
             streak: [0; 2],
             would_resign: None,
+            recent: [VecDeque::new(), VecDeque::new()],
+            level: [f32::INFINITY; 2],
         }
     }
 
@@ -140,6 +153,9 @@ impl ResignTracker {
 
     /// Feeds the root value (win − loss for `side`, who is to move at `ply`).
     pub fn observe(&mut self, side: Color, ply: u32, value: f32) -> ResignVerdict {
+        if !self.enabled {
+            self.measure(side, ply, value);
+        }
         if self.threshold <= -1.0 {
             return ResignVerdict::Play;
         }
@@ -158,6 +174,39 @@ impl ResignTracker {
             }
         }
         ResignVerdict::Play
+    }
+
+    /// The trigger level's bookkeeping: `side` would resign at threshold `t` at this
+    /// move exactly when its last `consecutive` values are all below `t` (its streak
+    /// reaches `consecutive`) and `ply >= min_ply`, that is when their greatest is below
+    /// `t`. A value below -1 counts as -1, since no threshold at or below -1 resigns;
+    /// NaN, never below any threshold, as +∞.
+    fn measure(&mut self, side: Color, ply: u32, value: f32) {
+        let recent = &mut self.recent[side.index()];
+        if recent.len() >= self.consecutive as usize {
+            recent.pop_front();
+        }
+        recent.push_back(if value.is_nan() {
+            f32::INFINITY
+        } else {
+            value.max(-1.0)
+        });
+        if recent.len() == self.consecutive as usize && ply >= self.min_ply {
+            let greatest = recent.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+            let level = &mut self.level[side.index()];
+            *level = level.min(greatest);
+        }
+    }
+
+    /// For a game with resignation disabled, each side's (Red, Black) trigger level and
+    /// whether it lost, given the game's winner; `None` for a game that could resign.
+    pub fn samples(&self, winner: Option<Color>) -> Option<[ResignSample; 2]> {
+        (!self.enabled).then(|| {
+            [Color::Red, Color::Black].map(|side| ResignSample {
+                level: self.level[side.index()],
+                lost: winner == Some(side.other()),
+            })
+        })
     }
 
     /// The first would-be resignation of a game with resignation disabled.
@@ -190,6 +239,9 @@ pub struct FinishedGame {
     /// For a game with resignation disabled: whether a would-be resignation happened
     /// and whether it would have been wrong.
     pub false_positive: Option<bool>,
+    /// For a game with resignation disabled: each side's (Red, Black) trigger level and
+    /// whether it lost, what the threshold is calibrated from.
+    pub resign_samples: Option<[ResignSample; 2]>,
     /// Name of the evaluator that played the game's first move.
     pub model: String,
     /// Plies played with a full search.
@@ -272,6 +324,14 @@ impl GameState {
             model,
             full_searches: 0,
         })
+    }
+
+    /// Resigns at `threshold` instead of `resign_threshold` (a calibrated threshold,
+    /// [`crate::resign`]). Before the game's first search.
+    #[must_use]
+    pub fn with_resign_threshold(mut self, threshold: f32) -> GameState {
+        self.resign.threshold = threshold;
+        self
     }
 
     /// Turns the finished search into a move (or a resignation). Unless the game is
@@ -362,6 +422,7 @@ impl GameState {
             } else {
                 self.resign.false_positive(winner)
             },
+            resign_samples: self.resign.samples(winner),
             model: std::mem::take(&mut self.model),
             full_searches: self.full_searches,
         }))
@@ -417,6 +478,68 @@ mod tests {
         assert_eq!(t.false_positive(Some(Color::Black)), Some(true));
         let quiet = tracker(false);
         assert_eq!(quiet.false_positive(None), None);
+    }
+
+    #[test]
+    fn a_side_would_resign_at_a_threshold_exactly_when_its_trigger_level_is_below_it() {
+        let mut rng = ChaCha8Rng::seed_from_u64(23);
+        // Values and thresholds on one grid of tenths, so that ties are frequent.
+        let tenth = |i: i32| i as f32 / 10.0;
+        for _ in 0..400 {
+            let config = SelfplayConfig {
+                resign_consecutive: rng.random_range(1..=4),
+                resign_min_ply: rng.random_range(0..12),
+                ..SelfplayConfig::default()
+            };
+            let values: Vec<f32> = (0..rng.random_range(0..30))
+                .map(|_| tenth(rng.random_range(-10..=10)))
+                .collect();
+            let side_at = |ply: usize| {
+                if ply.is_multiple_of(2) {
+                    Color::Red
+                } else {
+                    Color::Black
+                }
+            };
+            let mut measured = ResignTracker::new(&config, false);
+            for (ply, &v) in values.iter().enumerate() {
+                measured.observe(side_at(ply), ply as u32, v);
+            }
+            let samples = measured.samples(None).unwrap();
+            for threshold in (-11..=11).map(tenth) {
+                for side in [Color::Red, Color::Black] {
+                    let config = SelfplayConfig {
+                        resign_threshold: threshold,
+                        ..config.clone()
+                    };
+                    let mut playing = ResignTracker::new(&config, true);
+                    let resigns = values.iter().enumerate().any(|(ply, &v)| {
+                        side_at(ply) == side
+                            && playing.observe(side, ply as u32, v) == ResignVerdict::Resign
+                    });
+                    let level = samples[side.index()].level;
+                    assert_eq!(
+                        resigns,
+                        level < threshold,
+                        "{side:?} at {threshold} with level {level}: {values:?} {config:?}"
+                    );
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn only_games_with_resignation_disabled_give_samples_judged_by_the_winner() {
+        let mut t = tracker(false);
+        for (ply, v) in [(10, -0.95), (12, -0.99), (14, -0.97), (16, -0.5)] {
+            t.observe(Color::Red, ply, v);
+        }
+        // Runs of two ending at ply 12, 14, 16: greatest -0.95, -0.97, -0.5.
+        let [red, black] = t.samples(Some(Color::Black)).unwrap();
+        assert_eq!((red.level, red.lost), (-0.97, true));
+        assert_eq!((black.level, black.lost), (f32::INFINITY, false));
+        assert!(!t.samples(None).unwrap()[0].lost);
+        assert_eq!(tracker(true).samples(None), None);
     }
 
     fn pos(fen: &str) -> Position {

@@ -24,7 +24,11 @@
 //!   needs the root value below `resign_threshold` for `resign_consecutive` own moves
 //!   in a row; a `resign_disabled_fraction` of games never resigns and reports whether
 //!   a resignation would have been wrong (the false-positive rate in
-//!   [`stats::Snapshot::line`] and [`stats::Snapshot::resign_false_positive_rate`]). A
+//!   [`stats::Snapshot::line`] and [`stats::Snapshot::resign_false_positive_rate`]).
+//!   With `resign_target_false_positives`, those games also calibrate the threshold
+//!   ([`resign`]): at each generation boundary (a run's start, a network swapped in) it
+//!   becomes the highest one at which at most that share of the newest
+//!   `resign_calibration_games` played-out games' would-be resignations were wrong. A
 //!   game that reaches `max_plies` is adjudicated a draw.
 //! - **Networks**: the first generation of a run uses the uniform evaluator (what
 //!   AlphaZero's random initialisation amounts to); a [`ModelSource`] is polled on a
@@ -41,6 +45,7 @@
 //! | path | content |
 //! |---|---|
 //! | `data/<worker>-<seq>.xqc` | training chunks (`xq_data` format), written atomically (`.tmp` + rename) |
+//! | `data/held-out/<worker>-<seq>.xqc` | chunks of the games held out of training by their content hash (`held_out_permille`), for the trainer's held-out loss |
 //! | `games/<worker>-<seq>.pgn` | PGN records of every game, same atomic writing |
 //! | `workers/<worker>.toml` | the worker's host, pid, seed and `[selfplay]` settings |
 //! | `models/accepted.json` | the accepted network ([`xq_data::layout::ACCEPTED_POINTER`]), read by `xqz selfplay` |
@@ -68,8 +73,11 @@
 //! | `resign_consecutive` | 3 | own moves in a row under the threshold |
 //! | `resign_min_ply` | 20 | no resignation before this ply |
 //! | `resign_disabled_fraction` | 0.1 | share of games that never resign and measure false positives |
+//! | `resign_target_false_positives` | 0 | calibrate the threshold to at most this share of wrong would-be resignations (0 = fixed threshold) |
+//! | `resign_calibration_games` | 100 | the newest played-out games the calibration looks at (it waits for that many) |
 //! | `max_plies` | 400 | plies after which a game is a draw |
 //! | `games_per_file` | 1 | games per chunk / PGN file |
+//! | `held_out_permille` | 50 | games per thousand held out of training by content hash, written to `data/held-out/` (0 = none) |
 //! | `model_poll_seconds` | 10 | seconds between looks for a new accepted network |
 //! | `pgn_chinese_comments` | true | Chinese notation as PGN move comments |
 //! | `[selfplay.search]` | | `xq_mcts::SearchParams`: `c_puct_init`, `fpu_reduction`, `dirichlet_epsilon`, `dirichlet_alpha_scale`, `root_policy_temperature`, `[selfplay.search.temperature]`, `[selfplay.search.playout_cap]` (`full_visits`, `cheap_visits`, `full_probability`), `forced_playouts_k`, `prune_policy_target`, `algorithm` (`puct`/`gumbel`), … |
@@ -96,6 +104,7 @@ pub mod config;
 pub mod game;
 pub mod model;
 pub mod pgn;
+pub mod resign;
 pub mod server;
 pub mod stats;
 pub mod worker;
@@ -103,5 +112,6 @@ pub mod worker;
 pub use config::{ConfigError, SelfplayConfig};
 pub use game::{FinishedGame, Termination};
 pub use model::{ModelError, ModelSource, NoModelUpdates, PointerWatcher, content_hash};
+pub use resign::{ResignCalibration, ResignSample};
 pub use stats::{Observer, Snapshot};
 pub use worker::{RunOptions, SelfplayError, Summary, build_chunk, run, worker_id};

@@ -80,6 +80,7 @@ mod tests {
             records: Vec::new(),
             resign_enabled: false,
             false_positive: Some(true),
+            resign_samples: None,
             model: "uniform".into(),
             full_searches: 0,
         };

@@ -19,6 +19,7 @@ use xq_mcts::LeafRequest;
 use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator};
 
 use crate::cache::EvalCache;
+use crate::resign::Calibrator;
 use crate::stats::Counters;
 
 /// A leaf request copied out of a search so it can travel to the server thread. The
@@ -78,6 +79,8 @@ pub enum ToGroup {
 #[derive(Debug)]
 pub struct ServerShared<'a> {
     pub counters: &'a Counters,
+    /// The resignation calibration: a swapped-in network starts a new generation.
+    pub resign: &'a Calibrator,
     pub cache: &'a Mutex<EvalCache>,
     /// Set while a new evaluator waits for every game to reach a move boundary.
     pub swap_pending: &'a AtomicBool,
@@ -125,6 +128,9 @@ pub fn serve(
                 .unwrap_or_else(PoisonError::into_inner)
                 .clear();
             shared.counters.model_swaps.fetch_add(1, Relaxed);
+            // Every game is between moves: the games started from now on resign at
+            // the threshold calibrated on the games finished so far.
+            shared.resign.new_generation();
             shared.swap_pending.store(false, Relaxed);
             let model = evaluator.name();
             for g in 0..n_groups {

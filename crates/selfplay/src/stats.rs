@@ -14,6 +14,8 @@ pub struct Counters {
     /// Training records (full-search positions) of finished games.
     pub records: AtomicU64,
     pub chunks: AtomicU64,
+    /// Games written to the held-out chunks (`held_out_permille`) instead of `data/`.
+    pub held_out: AtomicU64,
     /// Evaluator calls and positions sent to it.
     pub batches: AtomicU64,
     pub evaluated: AtomicU64,
@@ -46,6 +48,7 @@ pub struct Snapshot {
     pub positions: u64,
     pub records: u64,
     pub chunks: u64,
+    pub held_out: u64,
     pub batches: u64,
     pub evaluated: u64,
     pub eval_busy: Duration,
@@ -60,10 +63,14 @@ pub struct Snapshot {
     pub false_positives: u64,
     pub model_swaps: u64,
     pub abandoned: u64,
+    /// The resignation threshold new games start with: `resign_threshold`, or the
+    /// calibrated one ([`crate::resign`]).
+    pub resign_threshold: f32,
 }
 
 impl Counters {
-    pub fn snapshot(&self, since: Instant) -> Snapshot {
+    /// The counters now, with the resignation threshold in force.
+    pub fn snapshot(&self, since: Instant, resign_threshold: f32) -> Snapshot {
         let g = |a: &AtomicU64| a.load(Relaxed);
         Snapshot {
             elapsed: since.elapsed(),
@@ -71,6 +78,7 @@ impl Counters {
             positions: g(&self.positions),
             records: g(&self.records),
             chunks: g(&self.chunks),
+            held_out: g(&self.held_out),
             batches: g(&self.batches),
             evaluated: g(&self.evaluated),
             eval_busy: Duration::from_nanos(g(&self.eval_nanos)),
@@ -85,6 +93,7 @@ impl Counters {
             false_positives: g(&self.false_positives),
             model_swaps: g(&self.model_swaps),
             abandoned: g(&self.abandoned),
+            resign_threshold,
         }
     }
 }
@@ -147,7 +156,8 @@ impl Snapshot {
     pub fn line(&self) -> String {
         format!(
             "games {} ({:.2}/s, +{} ={} -{}, {} resigned) | positions {} ({:.1}/s), records {} | \
-             batch {:.1}, evaluator busy {:.0}%, cache hits {:.1}% | resign false positives {}/{}",
+             batch {:.1}, evaluator busy {:.0}%, cache hits {:.1}% | resign false positives {}/{} \
+             (threshold {:.3})",
             self.games,
             self.games_per_sec(),
             self.red_wins,
@@ -162,6 +172,7 @@ impl Snapshot {
             100.0 * self.cache_hit_rate(),
             self.false_positives,
             self.would_resign,
+            self.resign_threshold,
         )
     }
 }

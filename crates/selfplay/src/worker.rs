@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use xq_core::Color;
-use xq_data::{Chunk, ChunkMeta, ChunkWriter, NewRecord, quantize_policy};
+use xq_data::{Chunk, ChunkMeta, ChunkWriter, NewRecord, SplitConfig, game_hash, quantize_policy};
 use xq_mcts::SearchError;
 use xq_nn::{EvalError, Evaluation, Evaluator};
 
@@ -18,6 +18,7 @@ use crate::config::SelfplayConfig;
 use crate::game::{FinishedGame, GameState, Step, Termination};
 use crate::model::ModelSource;
 use crate::pgn::{PgnContext, game_pgn, today};
+use crate::resign::{Calibrator, ResignCalibration};
 use crate::server::{OwnedLeaf, ServerShared, ToGroup, ToServer, serve, watch_models};
 use crate::stats::{Counters, Observer, Snapshot};
 
@@ -47,8 +48,8 @@ pub enum SelfplayError {
 /// How to run (besides the [`SelfplayConfig`]).
 #[derive(Clone, Default)]
 pub struct RunOptions {
-    /// The run directory (chunks to `data/`, PGN to `games/`); `None` writes nothing
-    /// (benchmarks).
+    /// The run directory (chunks to `data/`, those of held-out games to
+    /// `data/held-out/`, PGN to `games/`); `None` writes nothing (benchmarks).
     pub run_dir: Option<PathBuf>,
     /// Games to play; `None` plays until `stop` is set.
     pub games: Option<u64>,
@@ -70,6 +71,10 @@ pub struct RunOptions {
     pub interrupt: Option<Arc<AtomicBool>>,
     /// Sees the counters as the games are played, and the networks skipped.
     pub observer: Option<Arc<dyn Observer>>,
+    /// The resignation calibration a previous run of this worker ended with
+    /// ([`Summary::resign`]), carried on so that the window of played-out games spans
+    /// runs (a sync `xqz run`'s self-play phases); `None` starts from the config's.
+    pub resign: Option<ResignCalibration>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -80,6 +85,7 @@ impl std::fmt::Debug for RunOptions {
             .field("seed", &self.seed)
             .field("worker_id", &self.worker_id)
             .field("deadline", &self.deadline)
+            .field("resign", &self.resign)
             .finish_non_exhaustive()
     }
 }
@@ -91,6 +97,9 @@ pub struct Summary {
     pub stats: Snapshot,
     /// The name of the evaluator that played the last game.
     pub final_model: String,
+    /// The resignation calibration at the end, every finished game in it: for the
+    /// next run ([`RunOptions::resign`]).
+    pub resign: ResignCalibration,
 }
 
 /// A worker id unique across machines: `<host>-<pid>-<random>`, restricted to the
@@ -154,6 +163,14 @@ pub fn run(
     };
 
     let counters = Counters::default();
+    // A run's start is a generation boundary: the threshold is calibrated from the
+    // carried window here, and again at each network swap (the server's).
+    let resign = Calibrator::new(
+        options
+            .resign
+            .clone()
+            .unwrap_or_else(|| ResignCalibration::new(config)),
+    );
     let cache = Mutex::new(EvalCache::new(config.cache_size));
     let swap_pending = AtomicBool::new(false);
     let abort = AtomicBool::new(false);
@@ -182,6 +199,7 @@ pub fn run(
     let shared = Shared {
         config,
         counters: &counters,
+        resign: &resign,
         cache: &cache,
         swap_pending: &swap_pending,
         abort: &abort,
@@ -223,6 +241,7 @@ pub fn run(
         let poll = Duration::from_secs_f64(config.model_poll_seconds);
         let done = &done;
         let counters = &counters;
+        let resign = &resign;
         let observer = options.observer.as_deref();
         s.spawn(move || watch_models(models, models_tx, poll, done, observer));
         if let Some(obs) = observer {
@@ -233,7 +252,7 @@ pub fn run(
                     std::thread::sleep(Duration::from_millis(50).min(every));
                     if Instant::now() >= next {
                         next = Instant::now() + every;
-                        obs.progress(&counters.snapshot(start));
+                        obs.progress(&counters.snapshot(start, resign.threshold()));
                     }
                 }
             });
@@ -248,6 +267,7 @@ pub fn run(
             Duration::from_millis(config.batch_timeout_ms),
             ServerShared {
                 counters,
+                resign,
                 cache: &cache,
                 swap_pending: &swap_pending,
                 abort: &abort,
@@ -259,7 +279,7 @@ pub fn run(
         (server_result, group_results, writer_result)
     });
 
-    let stats = counters.snapshot(start);
+    let stats = counters.snapshot(start, resign.threshold());
     if let Some(obs) = &options.observer {
         obs.finished(&stats);
     }
@@ -272,6 +292,7 @@ pub fn run(
         worker_id: worker,
         stats,
         final_model: final_model.unwrap_or(model_name),
+        resign: resign.into_calibration(),
     })
 }
 
@@ -280,6 +301,7 @@ pub fn run(
 struct Shared<'a> {
     config: &'a SelfplayConfig,
     counters: &'a Counters,
+    resign: &'a Calibrator,
     cache: &'a Mutex<EvalCache>,
     swap_pending: &'a AtomicBool,
     abort: &'a AtomicBool,
@@ -543,7 +565,8 @@ impl<'a> Group<'a> {
                         return Ok(false);
                     }
                     slot.round += 1;
-                    let g = GameState::new(config, id, self.shared.seed, self.model.clone())?;
+                    let g = GameState::new(config, id, self.shared.seed, self.model.clone())?
+                        .with_resign_threshold(self.shared.resign.threshold());
                     slot.state = SlotState::Ready(Box::new(g));
                 }
                 SlotState::Ready(mut g) => {
@@ -563,6 +586,9 @@ impl<'a> Group<'a> {
                             Step::Finished(f) => {
                                 slot.state = SlotState::Empty;
                                 count_game(counters, &f);
+                                if let Some(sides) = f.resign_samples {
+                                    self.shared.resign.game_finished(f.id, sides);
+                                }
                                 if to_writer.send(f).is_err() {
                                     // The writer stopped on an error it reports.
                                     self.shared.abort.store(true, Relaxed);
@@ -620,6 +646,9 @@ fn count_game(c: &Counters, f: &FinishedGame) {
 #[derive(Debug)]
 struct Output {
     chunks: ChunkWriter,
+    /// The held-out games' chunks (`None` when `held_out_permille` is 0): same worker
+    /// name, another directory, so their files never collide with `chunks`'.
+    held_out: Option<ChunkWriter>,
     games_dir: PathBuf,
     worker: String,
     host: String,
@@ -635,6 +664,9 @@ impl Output {
         options: &RunOptions,
     ) -> Result<Output, SelfplayError> {
         let chunks = ChunkWriter::new(dir.join(xq_data::layout::DATA_DIR), worker)?;
+        let held_out = (config.held_out_permille > 0)
+            .then(|| ChunkWriter::new(dir.join(xq_data::layout::HELD_OUT_DIR), worker))
+            .transpose()?;
         let games_dir = dir.join(xq_data::layout::GAMES_DIR);
         let io = |path: &Path| {
             let path = path.to_path_buf();
@@ -663,6 +695,7 @@ impl Output {
         xq_data::io::write_bytes_atomic(&path, text.as_bytes()).map_err(io(&path))?;
         Ok(Output {
             chunks,
+            held_out,
             games_dir,
             worker: worker.to_owned(),
             host,
@@ -671,7 +704,9 @@ impl Output {
         })
     }
 
-    /// Writes one chunk (if any game has records) and one PGN file.
+    /// Writes one chunk of the training games and one of the held-out games (each if
+    /// any of its games has records), then one PGN file of them all: a kill between
+    /// the two leaves a game in a chunk without its record, never the other way round.
     fn flush(
         &mut self,
         games: &[Box<FinishedGame>],
@@ -681,11 +716,21 @@ impl Output {
         if games.is_empty() {
             return Ok(());
         }
-        let chunk = build_chunk(games, &self.worker, self.seed)?;
-        if !chunk.records.is_empty() {
-            self.chunks.write(&chunk)?;
-            counters.chunks.fetch_add(1, Relaxed);
+        // The PGN records' split rule (salt 0): held out by content alone.
+        let split = SplitConfig {
+            held_out_permille: config.held_out_permille,
+            salt: 0,
+        };
+        let (held_out, train): (Vec<&FinishedGame>, Vec<&FinishedGame>) = games
+            .iter()
+            .map(|g| &**g)
+            .partition(|g| split.is_held_out(game_hash(&g.start, &g.moves)));
+        write_chunk(&mut self.chunks, &train, &self.worker, self.seed, counters)?;
+        // Without a writer no game is held out (held_out_permille is 0).
+        if let Some(writer) = &mut self.held_out {
+            write_chunk(writer, &held_out, &self.worker, self.seed, counters)?;
         }
+        counters.held_out.fetch_add(held_out.len() as u64, Relaxed);
         let ctx = PgnContext {
             worker: &self.worker,
             host: &self.host,
@@ -702,6 +747,22 @@ impl Output {
         self.next_pgn += 1;
         Ok(())
     }
+}
+
+/// Writes the chunk of `games` with `writer`, unless no game has records.
+fn write_chunk(
+    writer: &mut ChunkWriter,
+    games: &[&FinishedGame],
+    worker: &str,
+    seed: u64,
+    counters: &Counters,
+) -> Result<(), SelfplayError> {
+    let chunk = build_chunk(games, worker, seed)?;
+    if !chunk.records.is_empty() {
+        writer.write(&chunk)?;
+        counters.chunks.fetch_add(1, Relaxed);
+    }
+    Ok(())
 }
 
 /// What `workers/<id>.toml` holds.
@@ -740,7 +801,7 @@ fn next_seq(dir: &Path, worker: &str, ext: &str) -> std::io::Result<u64> {
 /// left. Games without full-search positions are left out of the chunk (they are in
 /// the PGN records).
 pub fn build_chunk(
-    games: &[Box<FinishedGame>],
+    games: &[&FinishedGame],
     worker: &str,
     seed: u64,
 ) -> Result<Chunk, SelfplayError> {

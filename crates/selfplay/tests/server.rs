@@ -10,7 +10,9 @@ use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use xq_core::Position;
 use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator};
+use xq_selfplay::SelfplayConfig;
 use xq_selfplay::cache::EvalCache;
+use xq_selfplay::resign::{Calibrator, ResignCalibration};
 use xq_selfplay::server::{OwnedLeaf, ServerShared, ToGroup, ToServer, serve};
 use xq_selfplay::stats::Counters;
 
@@ -67,6 +69,7 @@ fn positions(seed: u64, n: usize) -> Vec<Position> {
 fn every_evaluation_returns_to_the_thread_and_slot_that_asked() {
     let groups = 4;
     let counters = Counters::default();
+    let resign = Calibrator::new(ResignCalibration::new(&SelfplayConfig::default()));
     let cache = Mutex::new(EvalCache::new(0));
     let (swap, abort) = (AtomicBool::new(false), AtomicBool::new(false));
     let (to_server, server_rx) = mpsc::channel();
@@ -122,6 +125,7 @@ fn every_evaluation_returns_to_the_thread_and_slot_that_asked() {
             Duration::from_millis(1),
             ServerShared {
                 counters: &counters,
+                resign: &resign,
                 cache: &cache,
                 swap_pending: &swap,
                 abort: &abort,
@@ -129,7 +133,7 @@ fn every_evaluation_returns_to_the_thread_and_slot_that_asked() {
         )
         .unwrap();
     });
-    let s = counters.snapshot(std::time::Instant::now());
+    let s = counters.snapshot(std::time::Instant::now(), resign.threshold());
     let sent: usize = (0..groups)
         .map(|g| (0..25).map(|r| 1 + (r * 7 + g) % 9).sum::<usize>())
         .sum();

@@ -4,7 +4,7 @@
 mod common;
 
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -91,7 +91,7 @@ fn batched_equals_alone(leaves_per_game: usize) {
             .iter()
             .find(|r| r.moves == read.games[0].moves)
             .expect("chunk of an unknown game");
-        let built = build_chunk(&[Box::new(r.clone())], "test-worker", 11).unwrap();
+        let built = build_chunk(&[r], "test-worker", 11).unwrap();
         assert_eq!(read, built, "{name}");
         assert_eq!(read.records.len(), r.records.len());
         assert_eq!(read.records.len() as u32, r.full_searches);
@@ -107,6 +107,51 @@ fn batched_equals_alone(leaves_per_game: usize) {
             .map(|r| r.records.len() as u64)
             .sum::<u64>()
     );
+}
+
+/// The moves of every game in the chunk files of `dir` (not of its subdirectories),
+/// sorted; none when `dir` does not exist.
+fn chunk_games(dir: &Path) -> Vec<Vec<xq_core::Move>> {
+    let mut games = Vec::new();
+    for entry in std::fs::read_dir(dir).into_iter().flatten() {
+        let path = entry.unwrap().path();
+        if path.is_file() {
+            let chunk = xq_data::read_chunk(&path).unwrap();
+            games.extend(chunk.games.into_iter().map(|g| g.moves));
+        }
+    }
+    games.sort();
+    games
+}
+
+#[test]
+fn held_out_games_go_to_their_own_directory_and_never_to_data() {
+    let mut config = tiny_config();
+    // Every game has full searches, so every game is in a chunk.
+    config.search.playout_cap.full_probability = 1.0;
+    for permille in [1000, 0] {
+        config.held_out_permille = permille;
+        let dir = tempfile::tempdir().unwrap();
+        let stats = play(&config, Some(dir.path()), 4, 7, Box::new(UniformEvaluator)).stats;
+        let mut played: Vec<_> = pgn_games(&dir.path().join("games"))
+            .into_iter()
+            .map(|g| g.1)
+            .collect();
+        played.sort();
+        assert_eq!(played.len(), 4);
+        let data = chunk_games(&dir.path().join(xq_data::layout::DATA_DIR));
+        let held_out_dir = dir.path().join(xq_data::layout::HELD_OUT_DIR);
+        let held_out = chunk_games(&held_out_dir);
+        if permille == 1000 {
+            assert!(data.is_empty(), "{} games trained on", data.len());
+            assert_eq!(held_out, played);
+            assert_eq!(stats.held_out, 4);
+        } else {
+            assert_eq!(data, played);
+            assert!(!held_out_dir.exists(), "a held-out directory without games");
+            assert_eq!(stats.held_out, 0);
+        }
+    }
 }
 
 #[test]
@@ -167,6 +212,141 @@ fn resignation_ends_games_and_disabled_games_count_false_positives() {
     assert_eq!(s.false_positives, red_not_lost);
     assert!(red_not_lost > 0, "every game lost by Red: {games:?}");
     assert!((s.resign_false_positive_rate() - red_not_lost as f64 / 4.0).abs() < 1e-9);
+}
+
+/// Resignation calibrated to 5% false positives over windows of 4 played-out games,
+/// with `RedDespairs`: Red's root value is -1 from its first move on, and a 24-ply game
+/// is rarely lost, so Red's would-be resignations are nearly all wrong.
+fn calibrating() -> SelfplayConfig {
+    let mut config = tiny_config();
+    config.resign_threshold = -0.5;
+    config.resign_consecutive = 2;
+    config.resign_min_ply = 0;
+    config.resign_target_false_positives = 0.05;
+    config.resign_calibration_games = 4;
+    config
+}
+
+fn play_on(
+    config: &SelfplayConfig,
+    resign: Option<xq_selfplay::ResignCalibration>,
+    games: u64,
+) -> Summary {
+    let options = RunOptions {
+        games: Some(games),
+        seed: 1,
+        resign,
+        ..RunOptions::default()
+    };
+    run(
+        config,
+        &options,
+        Box::new(RedDespairs),
+        Box::new(NoModelUpdates),
+    )
+    .unwrap()
+}
+
+#[test]
+fn the_threshold_is_calibrated_from_played_out_games_and_carried_to_the_next_run() {
+    let mut config = calibrating();
+    // Every game played out: the threshold stays while the run plays, and the
+    // calibration it ends with has seen the wrong resignations.
+    config.resign_disabled_fraction = 1.0;
+    let first = play_on(&config, None, 4);
+    assert_eq!(first.stats.resign_threshold, -0.5);
+    assert!(
+        first.stats.false_positives * 20 > first.stats.would_resign,
+        "precondition: the would-be resignations were mostly right: {:?}",
+        first.stats
+    );
+    assert_eq!(first.resign.games(), 4);
+
+    // The next run starts with the calibrated threshold: only -1, resignation off,
+    // keeps the target, so the games that may resign no longer do.
+    config.resign_disabled_fraction = 0.5;
+    let second = play_on(&config, Some(first.resign), 8);
+    assert_eq!(second.stats.resign_threshold, -1.0);
+    assert_eq!(second.stats.resignations, 0, "{:?}", second.stats);
+    assert_eq!(second.resign.games(), 4, "the newest 4 played-out games");
+
+    // Without the carried calibration the same run resigns.
+    let fresh = play_on(&config, None, 8);
+    assert_eq!(fresh.stats.resign_threshold, -0.5);
+    assert!(fresh.stats.resignations > 0, "{:?}", fresh.stats);
+}
+
+/// Counts finished games for [`AfterGames`] and keeps each report's threshold.
+#[derive(Default)]
+struct Thresholds {
+    games: Arc<AtomicU64>,
+    seen: Mutex<Vec<f32>>,
+}
+
+impl Observer for Thresholds {
+    fn every(&self) -> Duration {
+        Duration::from_millis(5)
+    }
+    fn progress(&self, s: &Snapshot) {
+        self.games.store(s.games, Ordering::Relaxed);
+        self.seen.lock().unwrap().push(s.resign_threshold);
+    }
+    fn finished(&self, _: &Snapshot) {}
+    fn model_skipped(&self, _: &str) {}
+}
+
+/// Offers one network once `after` games have finished.
+struct AfterGames {
+    games: Arc<AtomicU64>,
+    after: u64,
+    next: Option<Box<dyn Evaluator>>,
+}
+
+impl ModelSource for AfterGames {
+    fn poll(&mut self) -> Result<Option<Box<dyn Evaluator>>, xq_selfplay::ModelError> {
+        if self.games.load(Ordering::Relaxed) < self.after {
+            return Ok(None);
+        }
+        Ok(self.next.take())
+    }
+}
+
+/// `RedDespairs` that stops the run once used.
+struct DespairsThenStops(Arc<AtomicBool>);
+
+impl Evaluator for DespairsThenStops {
+    fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError> {
+        self.0.store(true, Ordering::Relaxed);
+        RedDespairs.evaluate(batch)
+    }
+    fn name(&self) -> String {
+        "red-despairs-2".into()
+    }
+}
+
+#[test]
+fn a_swapped_in_network_starts_a_generation_with_a_recalibrated_threshold() {
+    let mut config = calibrating();
+    config.resign_disabled_fraction = 1.0;
+    config.model_poll_seconds = 0.01;
+    let observer = Arc::new(Thresholds::default());
+    let stop = Arc::new(AtomicBool::new(false));
+    let options = RunOptions {
+        games: None,
+        seed: 1,
+        stop: Some(stop.clone()),
+        observer: Some(observer.clone()),
+        ..RunOptions::default()
+    };
+    let models = AfterGames {
+        games: observer.games.clone(),
+        after: 4,
+        next: Some(Box::new(DespairsThenStops(stop))),
+    };
+    let summary = run(&config, &options, Box::new(RedDespairs), Box::new(models)).unwrap();
+    assert_eq!(summary.stats.model_swaps, 1);
+    assert_eq!(observer.seen.lock().unwrap().first(), Some(&-0.5));
+    assert_eq!(summary.stats.resign_threshold, -1.0, "{:?}", summary.stats);
 }
 
 /// Records which evaluator served each batch; the new one stops the run once used.

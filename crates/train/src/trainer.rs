@@ -204,6 +204,8 @@ pub struct Trainer {
     samples_seen: u64,
     data_cursor: Option<serde_json::Value>,
     window_size: Option<u64>,
+    /// Multiplies the schedule's rate (see [`Trainer::set_lr_scale`]).
+    lr_scale: f64,
     tb: TbLogger,
     /// The failure that stopped TensorBoard logging, until the caller takes it.
     tb_failure: Option<TrainError>,
@@ -333,6 +335,7 @@ impl Trainer {
             ema,
             step: 0,
             samples_seen: 0,
+            lr_scale: 1.0,
             data_cursor: None,
             window_size: None,
             interval: Interval::new(),
@@ -391,7 +394,7 @@ impl Trainer {
                 loss: host[0],
             });
         }
-        let lr = self.config.lr_at(self.step);
+        let lr = self.config.lr_at(self.step) * self.lr_scale;
         self.opt.step(lr)?;
         self.ema.update()?;
         self.step += 1;
@@ -557,6 +560,14 @@ impl Trainer {
     /// The data cursor restored from the checkpoint (or last set).
     pub fn data_cursor(&self) -> Option<&serde_json::Value> {
         self.data_cursor.as_ref()
+    }
+
+    /// Multiplies the configured schedule's rate by `scale` from the next step on (1 by
+    /// default). Not saved in checkpoints: a caller with its own rule for the rate (the
+    /// pipeline's pre-training plateau) keeps that rule's state in the data cursor and
+    /// sets the scale again after a resume.
+    pub fn set_lr_scale(&mut self, scale: f64) {
+        self.lr_scale = scale;
     }
 
     /// Current replay-window size, logged with the next scalars.

@@ -124,6 +124,16 @@ fn print_summary(s: &RunSummary) {
         "  {:.1} minutes, {} self-play games, {} positions, {} training steps, {} accepted networks",
         s.minutes, s.games, s.positions, s.steps, s.accepted
     );
+    let t = &s.loop_time;
+    if let Some(share) = t.selfplay_share() {
+        println!(
+            "  loop {:.1} minutes: self-play {:.0}%, training {:.0}%, gating and rating {:.0}%",
+            t.total / 60.0,
+            100.0 * share,
+            100.0 * t.train / t.total,
+            100.0 * t.gate / t.total
+        );
+    }
     for r in &s.ratings {
         let games = match r.result.cutoff {
             Some(cut) => format!(

@@ -219,13 +219,21 @@
     const trainKeys = {};
     data.train.forEach(function (r) { Object.keys(r).forEach(function (k) { trainKeys[k] = true; }); });
     const tk = Object.keys(trainKeys).sort();
+    // Held-out losses (games never trained on) are drawn beside the training losses:
+    // a training loss that falls while its held-out twin rises is memorisation.
+    const holdout = data.holdout || [];
+    const holdoutKeys = {};
+    holdout.forEach(function (r) { Object.keys(r).forEach(function (k) { holdoutKeys[k] = true; }); });
+    const hk = Object.keys(holdoutKeys).sort();
     if (byName.loss) {
-      chart(byName.loss, { title: 'Losses', xLabel: 'training step', yLabel: 'loss',
-        series: seriesOf(data.train, tk.filter(function (k) { return /loss$/.test(k); }), 'step') });
+      chart(byName.loss, { title: 'Losses (training and held-out)', xLabel: 'training step', yLabel: 'loss',
+        series: seriesOf(data.train, tk.filter(function (k) { return /loss$/.test(k); }), 'step')
+          .concat(seriesOf(holdout, hk.filter(function (k) { return /loss$/.test(k); }), 'step')) });
     }
     if (byName.accuracy) {
-      chart(byName.accuracy, { title: 'Accuracies', xLabel: 'training step', yLabel: 'accuracy',
-        series: seriesOf(data.train, tk.filter(function (k) { return /acc(uracy)?$/.test(k); }), 'step') });
+      chart(byName.accuracy, { title: 'Accuracies (training and held-out)', xLabel: 'training step', yLabel: 'accuracy',
+        series: seriesOf(data.train, tk.filter(function (k) { return /acc(uracy)?$/.test(k); }), 'step')
+          .concat(seriesOf(holdout, hk.filter(function (k) { return /acc(uracy)?$/.test(k); }), 'step')) });
     }
     if (byName.lr) {
       chart(byName.lr, { title: 'Learning rate', xLabel: 'training step', yLabel: 'lr',
@@ -246,6 +254,12 @@
     if (byName.rates) {
       chart(byName.rates, { title: 'Cache hits and resignation false positives', xLabel: xLabel, yLabel: '%', yMin: 0,
         series: seriesOf(sp, ['cache_hit_rate', 'resign_false_positive_rate'], 'x', 100) });
+    }
+    // The threshold in force beside those false positives: calibrated from the
+    // played-out games, it moves within [-1, -0.5] (-1: resignation off).
+    if (byName.resign) {
+      chart(byName.resign, { title: 'Resignation threshold', xLabel: xLabel, yLabel: 'root value (win − loss)', yMin: -1, yMax: -0.5,
+        series: seriesOf(sp, ['resign_threshold'], 'x') });
     }
     if (byName.batch) {
       chart(byName.batch, { title: 'Average evaluation batch', xLabel: xLabel, yLabel: 'positions', yMin: 0, series: seriesOf(sp, ['average_batch'], 'x') });

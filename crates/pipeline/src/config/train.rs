@@ -97,10 +97,65 @@ pub struct PretrainSection {
     /// count against the self-play pacing.
     #[serde(default)]
     pub mix_every: u64,
+    /// A value target for records without a result (`value_labels`).
+    #[serde(default)]
+    pub value_labels: ValueLabels,
+    /// Held-out evaluations every this many pre-training steps, for the plateau rule
+    /// below; 0: only `holdout_every` applies.
+    #[serde(default = "default_pretrain_eval_every")]
+    pub eval_every: u64,
+    /// The plateau rule: an evaluation whose held-out loss (policy + value) is not
+    /// below the best so far multiplies the pre-training rate by `lr_drop`, and after
+    /// `patience` such evaluations in a row pre-training ends there (`steps` is then
+    /// the most it takes). 0: exactly `steps` steps at the configured rate.
+    #[serde(default)]
+    pub patience: u32,
+    /// See `patience`.
+    #[serde(default = "default_lr_drop")]
+    pub lr_drop: f64,
 }
 
 fn default_held_out() -> u32 {
     50
+}
+fn default_pretrain_eval_every() -> u64 {
+    100
+}
+fn default_lr_drop() -> f64 {
+    0.3
+}
+
+/// How records without a result get a value target (`[train.pretrain] value_labels`):
+/// the final position searched by the built-in alpha-beta engine (xq-eval's
+/// `adjudicate` module says the rule). Master game records stop at a resignation or an
+/// agreed draw and say neither, so without labels the value head learns nothing
+/// before self-play.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ValueLabels {
+    /// Search depth in plies; 0 leaves such records without a value target.
+    pub depth: u32,
+    /// Centipawns (a horse is 270) from which the side to move is judged won or lost.
+    pub margin_cp: i32,
+}
+
+impl Default for ValueLabels {
+    fn default() -> Self {
+        ValueLabels {
+            depth: 4,
+            margin_cp: 180,
+        }
+    }
+}
+
+impl ValueLabels {
+    /// The adjudicator, or `None` when labelling is off.
+    pub fn adjudicator(self) -> Option<xq_eval::adjudicate::Adjudicator> {
+        (self.depth > 0).then_some(xq_eval::adjudicate::Adjudicator {
+            depth: self.depth,
+            margin_cp: self.margin_cp,
+        })
+    }
 }
 
 /// The keys of `[train]` that are not `TrainConfig`'s.
@@ -117,9 +172,12 @@ pub struct DataSection {
     pub min_positions: u64,
     /// Publish a candidate network to `models/candidates/` every this many steps.
     pub candidate_every: u64,
-    /// Evaluate the held-out PGN split every this many steps (when there is one).
+    /// Evaluate the held-out PGN split (when there is one) and the held-out self-play
+    /// games (`data/held-out`) every this many steps, the latter also at the end of
+    /// each training call on self-play data; 0 never.
     pub holdout_every: u64,
-    /// At most this many held-out positions are evaluated (the first ones, in order).
+    /// At most this many held-out positions are evaluated: the PGN split's first ones,
+    /// the held-out self-play games' newest.
     pub holdout_max: u64,
     /// Append a `train` event to `events.jsonl` every this many steps.
     pub event_every: u64,
@@ -291,6 +349,26 @@ impl TrainSection {
                 p.mix_every != 1,
                 "pretrain.mix_every",
                 "0 (never) or at least 2 (1 would leave no step for self-play data)",
+            )?;
+            check(
+                p.value_labels.depth <= 8,
+                "pretrain.value_labels.depth",
+                "0 (off) to 8",
+            )?;
+            check(
+                p.value_labels.margin_cp > 0,
+                "pretrain.value_labels.margin_cp",
+                "a positive number of centipawns",
+            )?;
+            check(
+                p.lr_drop > 0.0 && p.lr_drop <= 1.0,
+                "pretrain.lr_drop",
+                "in (0, 1]",
+            )?;
+            check(
+                p.patience == 0 || p.eval_every > 0,
+                "pretrain.eval_every",
+                "at least 1 when patience is set",
             )?;
         }
         Ok(())

@@ -18,6 +18,9 @@ pub fn tiny_config() -> SelfplayConfig {
         cache_size: 64,
         max_plies: 24,
         resign_threshold: -1.0,
+        // Every game in `data/`, so tests can count them there; the held-out split has
+        // a test of its own.
+        held_out_permille: 0,
         ..SelfplayConfig::default()
     };
     c.search.history_len = 4;
