@@ -26,15 +26,8 @@ pub struct Args {
     /// Games per pairing when playing.
     #[arg(long, default_value_t = 10)]
     games: usize,
-    /// Time control when playing.
-    #[arg(long, default_value = "own")]
-    tc: String,
-    #[arg(long, default_value_t = 1)]
-    concurrency: usize,
-    #[arg(long, default_value = "builtin")]
-    openings: String,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    play: super::MatchFlags,
     /// Fix one player's rating: `NAME=ELO` (e.g. `random=0`).
     #[arg(long)]
     anchor: Option<String>,
@@ -75,21 +68,21 @@ pub fn run(args: Args) -> Result<()> {
             .iter()
             .map(|p| super::player_spec("players", p))
             .collect::<Result<_>>()?;
-        let tc: TimeControl = args.tc.parse()?;
-        let openings = super::load_openings(&args.openings, args.seed)?;
+        let tc: TimeControl = args.play.time_control()?;
+        let openings = super::load_openings(&args.play.openings, args.play.seed)?;
         for i in 0..specs.len() {
             for j in i + 1..specs.len() {
                 let (a, b) = (&specs[i], &specs[j]);
                 let config = MatchConfig {
                     games: args.games,
-                    concurrency: args.concurrency.max(1),
+                    concurrency: args.play.concurrency(),
                     settings: GameSettings {
                         time_control: tc,
                         ..GameSettings::default()
                     },
                     openings: openings.clone(),
                     sprt: None,
-                    seed: args.seed.wrapping_add((i * 1000 + j) as u64),
+                    seed: args.play.seed.wrapping_add((i * 1000 + j) as u64),
                     pgn_out: None,
                     event: "xqz ladder".into(),
                 };

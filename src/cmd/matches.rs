@@ -22,25 +22,14 @@ pub struct Args {
     /// Games to play at most (rounded up to whole colour-reversed pairs).
     #[arg(long, default_value_t = 100)]
     games: usize,
-    /// Time control: `40/90m,10/15m`, `5m+2s`, `movetime=500ms`, `nodes=800`, `depth=3`, or
-    /// `own` (each player's own settings, e.g. an alpha-beta player's depth).
-    #[arg(long, default_value = "own")]
-    tc: String,
-    /// Game pairs played at once.
-    #[arg(long, default_value_t = 1)]
-    concurrency: usize,
-    /// Openings: `builtin`, `start`, `random:N` (N random balanced plies) or a file.
-    #[arg(long, default_value = "builtin")]
-    openings: String,
+    #[command(flatten)]
+    play: super::MatchFlags,
     /// Append every game to this PGN file.
     #[arg(long)]
     pgn: Option<PathBuf>,
     /// Stop when decided: `ELO0,ELO1[,ALPHA,BETA]` (logistic Elo, pentanomial GSPRT).
     #[arg(long)]
     sprt: Option<String>,
-    /// Seed of the openings and the players' randomness.
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
     /// Adjudicate a draw after this many plies.
     #[arg(long, default_value_t = 600)]
     max_plies: usize,
@@ -65,7 +54,7 @@ pub fn parse_sprt(text: &str) -> Result<SprtConfig> {
 }
 
 pub fn run(args: Args) -> Result<()> {
-    let tc: TimeControl = args.tc.parse()?;
+    let tc: TimeControl = args.play.time_control()?;
     let a = super::player_spec("a", &args.a)?;
     let b = super::player_spec("b", &args.b)?;
     let sprt = args.sprt.as_deref().map(parse_sprt).transpose()?;
@@ -74,15 +63,15 @@ pub fn run(args: Args) -> Result<()> {
     }
     let config = MatchConfig {
         games: args.games,
-        concurrency: args.concurrency.max(1),
+        concurrency: args.play.concurrency(),
         settings: GameSettings {
             time_control: tc,
             max_plies: args.max_plies,
             ..GameSettings::default()
         },
-        openings: super::load_openings(&args.openings, args.seed)?,
+        openings: super::load_openings(&args.play.openings, args.play.seed)?,
         sprt,
-        seed: args.seed,
+        seed: args.play.seed,
         pgn_out: args.pgn.clone(),
         event: format!("xqz match {} vs {}", args.a, args.b),
     };

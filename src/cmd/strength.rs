@@ -57,17 +57,8 @@ pub struct Args {
     /// Games against each anchor (rounded up to colour-reversed pairs).
     #[arg(long, default_value_t = 20)]
     games: usize,
-    /// Time control: `own` (each player's own budget: a network's visits, alpha-beta's
-    /// depth, Fairy-Stockfish's `go depth 8`), or an equal clock such as `10s+0.1s`.
-    #[arg(long, default_value = "own")]
-    tc: String,
-    /// Game pairs played at once.
-    #[arg(long, default_value_t = 1)]
-    concurrency: usize,
-    #[arg(long, default_value = "builtin")]
-    openings: String,
-    #[arg(long, default_value_t = 1)]
-    seed: u64,
+    #[command(flatten)]
+    play: super::MatchFlags,
     /// With --calibrate: fit the anchors from the games in these PGN files (a earlier
     /// calibration's `calibration.pgn`) instead of playing.
     #[arg(long, num_args = 1..)]
@@ -83,7 +74,7 @@ type ToRate = (String, Option<String>, Option<u64>);
 
 pub fn run(args: Args) -> Result<()> {
     ensure!(args.games > 0, "--games must be at least 1");
-    let tc: TimeControl = args.tc.parse().context("--tc")?;
+    let tc: TimeControl = args.play.time_control()?;
     let table = AnchorTable::builtin();
     let anchors: Vec<String> = if args.anchors.is_empty() {
         table.specs().into_iter().map(str::to_owned).collect()
@@ -143,7 +134,7 @@ pub fn run(args: Args) -> Result<()> {
                 &spec,
                 &anchor,
                 tc,
-                args.seed.wrapping_add(i as u64 * 7919),
+                args.play.seed.wrapping_add(i as u64 * 7919),
                 &pgn,
             )?;
             let a = table.get(anchor_text).context("anchor checked above")?;
@@ -169,8 +160,8 @@ pub fn run(args: Args) -> Result<()> {
             player: text,
             model,
             step,
-            time_control: args.tc.clone(),
-            seed: args.seed,
+            time_control: args.play.tc.clone(),
+            seed: args.play.seed,
             games_per_anchor: args.games,
             rating,
             anchors: results,
@@ -196,12 +187,12 @@ fn play(
 ) -> Result<MatchSummary> {
     let config = MatchConfig {
         games: args.games,
-        concurrency: args.concurrency.max(1),
+        concurrency: args.play.concurrency(),
         settings: GameSettings {
             time_control: tc,
             ..GameSettings::default()
         },
-        openings: super::load_openings(&args.openings, seed)?,
+        openings: super::load_openings(&args.play.openings, seed)?,
         sprt: None,
         seed,
         pgn_out: Some(pgn.to_path_buf()),
@@ -248,7 +239,7 @@ fn calibrate(args: &Args, anchors: &[String], tc: TimeControl, out: &Path) -> Re
         Vec::new()
     };
     for (k, (i, j)) in pairings.into_iter().enumerate() {
-        let seed = args.seed.wrapping_add(k as u64 * 7919);
+        let seed = args.play.seed.wrapping_add(k as u64 * 7919);
         let summary = play(args, &specs[i], &specs[j], tc, seed, &pgn)?;
         let (a, b) = (player_name(&anchors[i]), player_name(&anchors[j]));
         for (n, result) in [
@@ -273,7 +264,7 @@ fn calibrate(args: &Args, anchors: &[String], tc: TimeControl, out: &Path) -> Re
                 .join(" "),
             commit: String::new(),
             games: records.len() as u64,
-            time_control: args.tc.clone(),
+            time_control: args.play.tc.clone(),
         },
         anchors: anchors
             .iter()
