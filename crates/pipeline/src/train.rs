@@ -178,7 +178,7 @@ impl Plateau {
 
 /// The PGN records a session trains on or evaluates: files, held-out share, and how
 /// records without a result get a value target.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct SupervisedSource {
     files: Vec<PathBuf>,
     held_out_permille: u32,
@@ -279,7 +279,70 @@ fn chunk_meta() -> ChunkMeta {
     }
 }
 
+/// The records [`load_supervised`] loaded in this process, one entry per run directory
+/// and source, with the files' sizes and modification times they were read at. A sync
+/// `xqz run` opens a train session every generation; reading, labelling and splitting
+/// the master games again each time cost about 4 s a generation on 2 cores (and
+/// repeated each warning in the run's log). Another run directory loads afresh, so
+/// its log gets its own warnings.
+type LoadedRecords = (
+    PathBuf,
+    SupervisedSource,
+    Vec<Option<FileStamp>>,
+    Arc<Window>,
+    Window,
+);
+type FileStamp = (u64, std::time::SystemTime);
+static LOADED: std::sync::Mutex<Vec<LoadedRecords>> = std::sync::Mutex::new(Vec::new());
+
+/// A file's size and modification time, to tell whether it changed since it was read.
+fn stamp(path: &Path) -> Option<FileStamp> {
+    let m = std::fs::metadata(path).ok()?;
+    Some((m.len(), m.modified().ok()?))
+}
+
+/// The PGN records of `source`, from [`LOADED`] when the same files, unchanged, were
+/// loaded the same way before in this process.
 fn load_supervised(
+    source: &SupervisedSource,
+    run: &RunDir,
+    obs: &SharedObserver,
+) -> Result<Supervised> {
+    let stamps: Vec<Option<FileStamp>> = source.files.iter().map(|f| stamp(f)).collect();
+    let mut loaded = LOADED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let entry = loaded
+        .iter()
+        .position(|(root, s, ..)| root == run.root() && s == source);
+    if let Some((_, _, st, train, held_out)) = entry.map(|i| &loaded[i])
+        && *st == stamps
+        && stamps.iter().all(Option::is_some)
+    {
+        return Ok(Supervised {
+            train: Arc::clone(train),
+            held_out: held_out.clone(),
+            prefetcher: None,
+        });
+    }
+    let records = read_supervised(source, run, obs)?;
+    let fresh = (
+        run.root().to_path_buf(),
+        source.clone(),
+        stamps,
+        Arc::clone(&records.train),
+        records.held_out.clone(),
+    );
+    match entry {
+        Some(i) => loaded[i] = fresh,
+        None => loaded.push(fresh),
+    }
+    Ok(records)
+}
+
+/// Reads, labels and splits the PGN records of `source`; one warning per file with
+/// unreadable games.
+fn read_supervised(
     source: &SupervisedSource,
     run: &RunDir,
     obs: &SharedObserver,
@@ -1505,6 +1568,40 @@ mod tests {
         }
         let end = holdouts.last().unwrap().step;
         assert!(end < 400 && session.step() == end, "{ended}");
+    }
+
+    #[test]
+    fn records_are_read_and_labelled_once_per_run_until_their_file_changes() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path().join("run")).unwrap();
+        let pgn = master_games(dir.path(), 6);
+        let source = SupervisedSource {
+            files: vec![pgn.clone()],
+            held_out_permille: 0,
+            labels: ValueLabels {
+                depth: 1,
+                margin_cp: 180,
+            }
+            .adjudicator(),
+        };
+        let loads = |run: &RunDir| {
+            let (recorder, obs) = Recorder::new(false);
+            let records = load_supervised(&source, run, &obs).unwrap();
+            let read = recorder.lines().iter().any(|l| l.contains("PGN records"));
+            (records.train.len(), read)
+        };
+        let (positions, read) = loads(&run);
+        assert!(read);
+        assert_eq!(loads(&run), (positions, false), "read again");
+        // Another run directory reads afresh (its log gets its own warnings).
+        let other = RunDir::open(dir.path().join("other")).unwrap();
+        assert_eq!(loads(&other), (positions, true));
+        assert_eq!(loads(&run), (positions, false), "each run keeps its own");
+        // A changed file is read again.
+        let fewer = master_games(&dir.path().join("other"), 3);
+        std::fs::rename(fewer, &pgn).unwrap();
+        let (changed, read) = loads(&run);
+        assert!(read && changed < positions, "{changed} of {positions}");
     }
 
     #[test]
