@@ -398,64 +398,38 @@ fn read_supervised(
 }
 
 /// Gives each game without a result one from `adjudicator` (xq-eval's `adjudicate`
-/// rule), on every core, and says how the verdicts fell. Deterministic: each game's
+/// rule), on rayon's pool, and says how the verdicts fell. Deterministic: each game's
 /// verdict depends on that game alone.
 fn label_games(
     games: &mut [PgnGame],
     adjudicator: Adjudicator,
     obs: &SharedObserver,
 ) -> Result<()> {
+    use rayon::prelude::*;
     let started = Instant::now();
-    let unlabelled: Vec<&mut PgnGame> = games.iter_mut().filter(|g| g.result.is_none()).collect();
-    let n = unlabelled.len();
+    let verdicts: Vec<Verdict> = games
+        .par_iter_mut()
+        .filter(|g| g.result.is_none())
+        .map(|g| {
+            let v = adjudicator
+                .judge(&g.start, &g.moves)
+                .with_context(|| format!("cannot label the PGN game at line {}", g.line))?;
+            g.result = Some(Outcome::of_winner(v.winner));
+            Ok(v)
+        })
+        .collect::<Result<_>>()?;
+    let n = verdicts.len();
     if n == 0 {
         return Ok(());
     }
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |t| t.get())
-        .min(n);
-    let per_thread = n.div_ceil(threads);
-    let mut parts: Vec<Vec<&mut PgnGame>> = Vec::new();
-    let mut rest = unlabelled;
-    while !rest.is_empty() {
-        let tail = rest.split_off(per_thread.min(rest.len()));
-        parts.push(std::mem::replace(&mut rest, tail));
-    }
-    let verdicts: Vec<Result<Vec<Verdict>, String>> = std::thread::scope(|scope| {
-        let handles: Vec<_> = parts
-            .iter_mut()
-            .map(|part| {
-                scope.spawn(move || {
-                    part.iter_mut()
-                        .map(|g| {
-                            let v = adjudicator
-                                .judge(&g.start, &g.moves)
-                                .map_err(|e| format!("the game at line {}: {e}", g.line))?;
-                            g.result = Some(Outcome::of_winner(v.winner));
-                            Ok(v)
-                        })
-                        .collect()
-                })
-            })
-            .collect();
-        handles
-            .into_iter()
-            .map(|h| {
-                h.join()
-                    .unwrap_or_else(|_| Err("a labelling thread panicked".into()))
-            })
-            .collect()
-    });
     let (mut red, mut draws, mut black, mut by_rules) = (0, 0, 0, 0);
-    for part in verdicts {
-        for v in part.map_err(|e| anyhow::anyhow!("cannot label PGN records: {e}"))? {
-            match v.winner {
-                Some(Color::Red) => red += 1,
-                Some(Color::Black) => black += 1,
-                None => draws += 1,
-            }
-            by_rules += usize::from(matches!(v.by, VerdictBy::Rules(_)));
+    for v in &verdicts {
+        match v.winner {
+            Some(Color::Red) => red += 1,
+            Some(Color::Black) => black += 1,
+            None => draws += 1,
         }
+        by_rules += usize::from(matches!(v.by, VerdictBy::Rules(_)));
     }
     obs.log(&format!(
         "value labels for {n} PGN games without a result (alpha-beta depth {}, margin {} cp): \
