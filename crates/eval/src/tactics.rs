@@ -22,8 +22,9 @@
 //! wins. Positions with no winning capture keep the network's policy.
 //!
 //! `λ = 0` (the default everywhere) is plain AlphaZero: the evaluator is not wrapped at
-//! all. The option is a play-time setting (`leaf_quiescence` of a network player);
-//! training targets never come from it.
+//! all. A network player has its weight (`leaf_quiescence`), and self-play its own
+//! (`[selfplay.search] leaf_quiescence`), so that training targets can come from the
+//! kind of search the exported player runs.
 
 use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator};
 
@@ -35,13 +36,20 @@ use crate::{
 /// Transposition table of the quiescence searches: they use none, so the smallest.
 const TT_MB: usize = 1;
 
+/// Batches at least this large are split over threads: self-play's evaluator sends
+/// dozens of leaves at once, and with leaf quiescence the searches, not the network,
+/// take most of a batch's time on a CPU. A player's batch of a few leaves stays on the
+/// calling thread.
+const PARALLEL_BATCH: usize = 8;
+
 /// An evaluator whose values and policies are mixed with a quiescence search (see the module docs).
 /// With weight 0 it passes the inner evaluator's answers through untouched.
 pub struct QuiescenceBlend<E> {
     inner: E,
     weight: f32,
-    /// Made on first use, so that a weight of 0 costs nothing.
-    engine: Option<AlphaBeta>,
+    /// One engine per thread a batch is split over, made on first use, so that a
+    /// weight of 0 costs nothing.
+    engines: Vec<AlphaBeta>,
 }
 
 impl<E> std::fmt::Debug for QuiescenceBlend<E> {
@@ -66,8 +74,72 @@ impl<E: Evaluator> QuiescenceBlend<E> {
         Ok(QuiescenceBlend {
             inner,
             weight,
-            engine: None,
+            engines: Vec::new(),
         })
+    }
+}
+
+/// What the quiescence searches say of one leaf: its value, and the winning captures
+/// (by index in the leaf's moves) with what each wins in centipawns.
+struct Tactics {
+    value: f32,
+    gains: Vec<(usize, f32)>,
+}
+
+fn tactics(engine: &mut AlphaBeta, input: &EvalInput<'_>) -> Result<Tactics, EvalError> {
+    let pos = input.position()?;
+    let value = cp_to_value(engine.quiescence(pos));
+    let stand = evaluate(pos);
+    let gains = input
+        .moves
+        .iter()
+        .enumerate()
+        .filter(|(_, m)| pos.is_capture(**m))
+        .filter_map(|(i, &m)| {
+            let mut child = pos.clone();
+            child.play_unchecked(m);
+            let gain = -engine.quiescence(&child) - stand;
+            (gain > 0).then_some((i, gain as f32))
+        })
+        .collect();
+    Ok(Tactics { value, gains })
+}
+
+impl<E: Evaluator> QuiescenceBlend<E> {
+    /// The tactics of every leaf, in order: on this thread for a small batch, else in
+    /// one contiguous part per available core, each with its own engine.
+    fn tactics(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Tactics>, EvalError> {
+        let threads = if batch.len() < PARALLEL_BATCH {
+            1
+        } else {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        };
+        while self.engines.len() < threads {
+            self.engines.push(AlphaBeta::new(TT_MB));
+        }
+        if threads == 1 {
+            let engine = &mut self.engines[0];
+            return batch.iter().map(|input| tactics(engine, input)).collect();
+        }
+        let part = batch.len().div_ceil(threads);
+        let parts: Vec<Result<Vec<Tactics>, EvalError>> = std::thread::scope(|scope| {
+            let handles: Vec<_> = batch
+                .chunks(part)
+                .zip(self.engines.iter_mut())
+                .map(|(inputs, engine)| {
+                    scope.spawn(move || inputs.iter().map(|i| tactics(engine, i)).collect())
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)))
+                .collect()
+        });
+        let mut out = Vec::with_capacity(batch.len());
+        for p in parts {
+            out.extend(p?);
+        }
+        Ok(out)
     }
 }
 
@@ -78,31 +150,17 @@ impl<E: Evaluator> Evaluator for QuiescenceBlend<E> {
         if w == 0.0 {
             return Ok(out);
         }
-        let engine = self.engine.get_or_insert_with(|| AlphaBeta::new(TT_MB));
-        for (input, eval) in batch.iter().zip(&mut out) {
-            let pos = input.position()?;
-            let q = cp_to_value(engine.quiescence(pos));
+        let leaves = self.tactics(batch)?;
+        for ((input, eval), leaf) in batch.iter().zip(&mut out).zip(leaves) {
+            let q = leaf.value;
             let q_wdl = [q.max(0.0), 1.0 - q.abs(), (-q).max(0.0)];
             for (mixed, qv) in eval.wdl.iter_mut().zip(q_wdl) {
                 *mixed = (1.0 - w) * *mixed + w * qv;
             }
-            let stand = evaluate(pos);
-            let gains: Vec<(usize, f32)> = input
-                .moves
-                .iter()
-                .enumerate()
-                .filter(|(_, m)| pos.is_capture(**m))
-                .filter_map(|(i, &m)| {
-                    let mut child = pos.clone();
-                    child.play_unchecked(m);
-                    let gain = -engine.quiescence(&child) - stand;
-                    (gain > 0).then_some((i, gain as f32))
-                })
-                .collect();
-            let total: f32 = gains.iter().map(|g| g.1).sum();
+            let total: f32 = leaf.gains.iter().map(|g| g.1).sum();
             if total > 0.0 && eval.policy.len() == input.moves.len() {
                 eval.policy.iter_mut().for_each(|p| *p *= 1.0 - w);
-                for (i, gain) in gains {
+                for (i, gain) in leaf.gains {
                     eval.policy[i] += w * gain / total;
                 }
             }
@@ -175,6 +233,34 @@ mod tests {
         let uniform = 1.0 / moves.len() as f32;
         assert!(prior("e0e5") > 0.5, "{}", prior("e0e5"));
         assert!((prior("a0a6") - 0.5 * uniform).abs() < 1e-6);
+    }
+
+    #[test]
+    fn a_batch_split_over_threads_is_evaluated_as_each_leaf_alone() {
+        let fens = [
+            "4k4/9/9/9/4r4/9/9/9/9/3KR4 w - - 0 1",
+            "r3k4/9/9/p8/4r4/9/9/9/9/R2KR4 w - - 0 1",
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1",
+        ];
+        let positions: Vec<Position> = (0..3 * PARALLEL_BATCH)
+            .map(|i| Position::from_fen(fens[i % fens.len()]).unwrap())
+            .collect();
+        let moves: Vec<_> = positions.iter().map(Position::legal_moves).collect();
+        let histories: Vec<[Position; 1]> = positions.iter().map(|p| [p.clone()]).collect();
+        let inputs: Vec<EvalInput<'_>> = histories
+            .iter()
+            .zip(&moves)
+            .map(|(history, moves)| EvalInput { history, moves })
+            .collect();
+        let mut blend = QuiescenceBlend::new(UniformEvaluator, 0.75).unwrap();
+        let together = blend.evaluate(&inputs).unwrap();
+        for (input, batched) in inputs.iter().zip(&together) {
+            let alone = blend
+                .evaluate(std::slice::from_ref(input))
+                .unwrap()
+                .remove(0);
+            assert_eq!((alone.wdl, &alone.policy), (batched.wdl, &batched.policy));
+        }
     }
 
     #[test]

@@ -89,6 +89,12 @@ pub struct SearchParams {
     /// scores two-fold repetitions in the tree; the game itself is judged at the third
     /// (CXA). At least 2.
     pub repetition_count: u32,
+    /// Weight λ in [0, 1] of a quiescence search in each leaf's value and prior (0 is
+    /// plain AlphaZero). The tree search never reads it: quiescence needs the
+    /// alpha-beta engine, which sits above this crate, so whoever builds the evaluator
+    /// wraps it (xq-eval's `QuiescenceBlend`). It lives here so that self-play's
+    /// `[selfplay.search]` table holds everything that shapes its targets.
+    pub leaf_quiescence: f32,
 }
 
 impl Default for SearchParams {
@@ -112,6 +118,7 @@ impl Default for SearchParams {
             prune_policy_target: true,
             gumbel: GumbelParams::default(),
             repetition_count: 2,
+            leaf_quiescence: 0.0,
         }
     }
 }
@@ -166,6 +173,11 @@ impl SearchParams {
             finite_nonneg(self.fpu_reduction_root),
             "fpu_reduction_root",
             "a finite number >= 0",
+        )?;
+        check(
+            (0.0..=1.0).contains(&self.leaf_quiescence),
+            "leaf_quiescence",
+            "a number in [0, 1]",
         )?;
         check(
             (0.0..=1.0).contains(&self.dirichlet_epsilon),

@@ -19,6 +19,7 @@ use std::{
 
 use anyhow::{Context, Result};
 use xq_data::tensorboard::TbLogger;
+use xq_eval::tactics::QuiescenceBlend;
 use xq_nn::{Evaluator, UniformEvaluator};
 use xq_run::{
     RunDir,
@@ -130,6 +131,16 @@ pub fn evaluator_options(config: &SelfplayConfig) -> xq_train::EvaluatorOptions 
     }
 }
 
+/// `evaluator` with `[selfplay.search] leaf_quiescence` of quiescence mixed into its
+/// values and priors ([`QuiescenceBlend`]), so that self-play's targets come from the
+/// kind of search the exported player runs; unchanged at weight 0 (plain AlphaZero).
+fn with_leaf_quiescence(evaluator: Box<dyn Evaluator>, weight: f32) -> Result<Box<dyn Evaluator>> {
+    if weight == 0.0 {
+        return Ok(evaluator);
+    }
+    Ok(Box::new(QuiescenceBlend::new(evaluator, weight)?))
+}
+
 /// Loads the network the run's pointer names, on the backend `XQZ_BACKEND` chooses
 /// (`auto`: native on the CPU, libtorch with CUDA); a native evaluator splits each
 /// batch over `options.workers` threads, as libtorch's copies do.
@@ -150,12 +161,14 @@ fn load_accepted(run: &RunDir, options: xq_train::EvaluatorOptions) -> Result<Bo
 
 /// The run's accepted network (the uniform evaluator when there is none yet: the
 /// first generation) and a watcher of the pointer that swaps in each newly accepted
-/// network, each loaded as `config` says ([`evaluator_options`]).
+/// network, each loaded as `config` says ([`evaluator_options`]) and searched with its
+/// leaf quiescence.
 ///
 /// # Errors
 /// If the pointer names a network that cannot be loaded.
 pub fn accepted_network(run: &RunDir, config: &SelfplayConfig) -> Result<Network> {
     let options = evaluator_options(config);
+    let weight = config.search.leaf_quiescence;
     let run_dir = run.clone();
     let pointer = run.pointer_path();
     let (evaluator, current): (Box<dyn Evaluator>, Option<u64>) = if pointer.is_file() {
@@ -165,10 +178,12 @@ pub fn accepted_network(run: &RunDir, config: &SelfplayConfig) -> Result<Network
         (Box::new(UniformEvaluator), None)
     };
     let watcher = PointerWatcher::new(pointer, current, move |_: &Path| {
-        load_accepted(&run_dir, options).map_err(xq_selfplay::ModelError::new)
+        load_accepted(&run_dir, options)
+            .and_then(|ev| with_leaf_quiescence(ev, weight))
+            .map_err(xq_selfplay::ModelError::new)
     });
     Ok(Network {
-        evaluator,
+        evaluator: with_leaf_quiescence(evaluator, weight)?,
         watcher: Box::new(watcher),
     })
 }
@@ -488,6 +503,34 @@ mod tests {
             run.selfplay_logs_dir(&worker).is_dir(),
             "no TensorBoard points"
         );
+    }
+
+    #[test]
+    fn self_play_searches_with_the_configured_leaf_quiescence_or_plain_without() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let mut config = SelfplayConfig {
+            parallel_games: 2,
+            max_plies: 6,
+            ..SelfplayConfig::default()
+        };
+        config.search.playout_cap.full_visits = 4;
+        config.search.playout_cap.cheap_visits = 2;
+        assert_eq!(
+            accepted_network(&run, &config).unwrap().evaluator.name(),
+            "uniform"
+        );
+        config.search.leaf_quiescence = 0.5;
+        let network = accepted_network(&run, &config).unwrap();
+        assert_eq!(network.evaluator.name(), "uniform+quiescence(0.5)");
+        let (_recorder, obs) = Recorder::new(false);
+        let session = Session {
+            games: Some(2),
+            ..Session::phase(3, 0)
+        };
+        let summary = play(&run, &config, network, session, &obs).unwrap();
+        assert_eq!(summary.stats.games, 2);
+        assert_eq!(summary.final_model, "uniform+quiescence(0.5)");
     }
 
     #[test]
