@@ -27,7 +27,8 @@ use xq_rating::strength::AnchorTable;
 use xq_run::{
     RunDir,
     curve::{CurvePoint, CurveSource},
-    report::{PageData, Rating, Report, fmt_elo, gather},
+    events::GauntletStage,
+    report::{PageData, Rating, Report, elo_fields, fmt_elo, gather},
     write_atomic,
 };
 
@@ -463,6 +464,7 @@ fn render_strength(h: &mut String, d: &PageData) {
         }
         h.push_str("</tbody></table>\n");
     }
+    render_gauntlets(h, d);
     h.push_str("<h3>Gating</h3>\n");
     if d.gates.is_empty() {
         empty(h, "no gating matches.");
@@ -508,6 +510,67 @@ fn render_strength(h: &mut String, d: &PageData) {
         }
     }
     h.push_str("</section>\n");
+}
+
+/// The end-of-run round robins (`[rating] final_gauntlet_games`): each player's score
+/// and every pair's match, the chosen player marked.
+fn render_gauntlets(h: &mut String, d: &PageData) {
+    if d.gauntlets.is_empty() {
+        return;
+    }
+    h.push_str(
+        "<h3>The exported player's choice</h3>\n<p class=\"hint\">Round robins at the \
+         exported budget among the pre-trained network and the last accepted ones, then \
+         of the winner at each leaf quiescence weight; the best score is exported.</p>\n",
+    );
+    for (k, g) in d.gauntlets.iter().enumerate() {
+        let what = match g.stage {
+            GauntletStage::Networks => "networks",
+            GauntletStage::Quiescence => "leaf quiescence",
+        };
+        let _ = writeln!(
+            h,
+            "<table class=\"grid\" id=\"gauntlet-{k}\"><caption>{what}, {} visits</caption>\
+             <thead><tr><th>Network</th><th>Step</th><th>Quiescence</th><th>Points</th>\
+             <th>Score</th><th></th></tr></thead><tbody>",
+            g.visits
+        );
+        for (i, e) in g.entries.iter().enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let score = (e.games > 0).then(|| e.points / e.games as f64);
+            let _ = writeln!(
+                h,
+                "<tr><td>{}{}</td><td>{}</td><td>{}%</td><td>{} of {}</td><td>{}</td>{}</tr>",
+                esc(&e.model),
+                if e.pretrained { " (pre-trained)" } else { "" },
+                e.step,
+                e.quiescence,
+                e.points,
+                e.games,
+                esc(&fmt_score(score, None)),
+                if i == g.winner {
+                    "<td class=\"yes\">chosen</td>"
+                } else {
+                    "<td></td>"
+                }
+            );
+        }
+        h.push_str("</tbody></table>\n<table class=\"grid\"><thead><tr><th>Pair</th><th>Result</th><th>Score</th><th>Elo [95%]</th></tr></thead><tbody>\n");
+        for m in &g.matches {
+            let _ = writeln!(
+                h,
+                "<tr><td>{} – {}</td><td>+{} ={} −{}</td><td>{}</td><td>{}</td></tr>",
+                esc(&m.a),
+                esc(&m.b),
+                m.wins,
+                m.draws,
+                m.losses,
+                esc(&fmt_score(m.score, Some(m.games))),
+                esc(&fmt_elo(elo_fields(m)))
+            );
+        }
+        h.push_str("</tbody></table>\n");
+    }
 }
 
 fn latest_table(h: &mut String, id: &str, latest: &BTreeMap<String, f64>) {

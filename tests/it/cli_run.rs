@@ -52,6 +52,8 @@ games = 2
 visits = 4
 final_opponents = ["random"]
 final_games = 2
+final_gauntlet_games = 2
+final_quiescence_choices = [0, 50]
 "#;
 
 fn temp(name: &str) -> PathBuf {
@@ -187,6 +189,39 @@ fn a_run_killed_at_several_moments_resumes_and_finishes() {
             .iter()
             .any(|e| e["kind"] == "rating" && e["final"] == true),
         "no final rating"
+    );
+    // The run ended by choosing its player: the winner of the last round robin (here
+    // its weight among 0 and 50%) is the one rated in the final match and exported
+    // with that weight.
+    let gauntlets: Vec<&serde_json::Value> =
+        parsed.iter().filter(|e| e["kind"] == "gauntlet").collect();
+    let last = gauntlets.last().expect("no gauntlet event");
+    assert_eq!(last["stage"], "quiescence", "{last}");
+    assert_eq!(last["matches"].as_array().unwrap().len(), 1, "{last}");
+    let chosen = &last["entries"][last["winner"].as_u64().unwrap() as usize];
+    let final_rating = parsed
+        .iter()
+        .rfind(|e| e["kind"] == "rating" && e["final"] == true)
+        .unwrap();
+    assert_eq!(final_rating["model"], chosen["model"], "{final_rating}");
+    assert_eq!(
+        final_rating["quiescence"], chosen["quiescence"],
+        "{final_rating}"
+    );
+    let engine = std::fs::read_to_string(
+        run.join("players")
+            .join(chosen["model"].as_str().unwrap())
+            .join("engine.toml"),
+    )
+    .unwrap();
+    let weight = chosen["quiescence"].as_f64().unwrap() / 100.0;
+    assert!(
+        engine.contains(&format!("leaf_quiescence = {weight:?}")),
+        "{engine}"
+    );
+    assert!(
+        stdout.contains(chosen["model"].as_str().unwrap()),
+        "{stdout}"
     );
     // Exported players are recorded relative to the run directory, so that a reader
     // joining the path onto the run directory names it once.

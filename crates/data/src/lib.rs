@@ -134,6 +134,6 @@ pub use supervised::{
     load_pgn_files, read_pgn_files,
 };
 pub use window::{
-    ManifestEntry, RefreshReport, STALE_TEMPORARY, Window, WindowChunk, WindowLoader,
-    WindowManifest, WindowSize,
+    ManifestEntry, RefreshReport, ReuseCap, ReuseCapError, STALE_TEMPORARY, Window, WindowChunk,
+    WindowLoader, WindowManifest, WindowSize,
 };

@@ -15,6 +15,36 @@
 //! data from weak nets leaves the window quickly while a long run still keeps a large,
 //! diverse window. For a small CPU run, lower `min_rows` (e.g. 20,000).
 //!
+//! # Reuse
+//! A trainer paced to `s` samples per position written (the pipeline's
+//! `samples_per_position`) draws `s·dN` samples while `dN` positions arrive, each
+//! uniformly from the window. While the window holds all the data, a record written
+//! when `n` positions existed is drawn `s·ln(N/n)` times by the time `N` exist: without
+//! bound, and most for the oldest, weakest games. A [`ReuseCap`] bounds it by also
+//! capping the window at a share `α` of the data, `W(N) ≤ floor(α·N)`. A record then
+//! stays in the window from `N = n` until `N = n/(1−α)`, drawn at `s/(α·N)` per
+//! position arriving, so in expectation
+//!
+//! ```text
+//! draws(α) = ∫ s/(α·N) dN over [n, n/(1−α)] = (s/α)·ln(1/(1−α))
+//! ```
+//!
+//! times, the same for every record. `draws` grows with `α` from `s` (α → 0) without
+//! bound (α → 1), so for `max_reuse = R > s` the cap takes the `α` where `draws(α) = R`
+//! (found by bisection: there is no closed form short of Lambert's W). No window gets
+//! below `s`: the pacing draws `s` samples per position, so a record is drawn `s` times
+//! on average whatever the window, and `R ≤ s` is refused ([`ReuseCapError`]). The
+//! bound holds for any window rule whose share `W(N)/N` never grows, as
+//! `min(rule, α·N)` with either rule here does: a record's draw rate is then at most
+//! `s/(β·N)` for the share `β ≤ α` at which it leaves, so it is drawn at most
+//! `draws(β) ≤ R` times.
+//!
+//! Training starts at `N0 = min_positions` with a burst: the pacing lets it catch up
+//! with `s·N0` samples drawn from a window of `α·N0` records. Those records are drawn
+//! `s/α` times in the burst and up to `R` more as later data pushes them out (between
+//! `s/α` and `s/α + R` in all), while the `(1−α)·N0` records older than the window are
+//! never drawn; over all the records written before training the mean is still `R`.
+//!
 //! # Selection
 //! Chunk files (`*.xqc`; `*.tmp` and other names are ignored) are ordered newest first
 //! by modification time, ties broken by file name, and taken until `W` positions are
@@ -100,6 +130,67 @@ impl WindowSize {
             }
         };
         w.min(total)
+    }
+}
+
+/// Caps the window so that each record is drawn at most `max_reuse` times in
+/// expectation (see "Reuse" in the module docs): `W(N) ≤ floor(α·N)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ReuseCap {
+    /// The largest share `α` of the positions written that the window may hold.
+    fraction: f64,
+}
+
+/// A `max_reuse` no window can keep: not a finite number above `samples_per_position`.
+#[derive(Debug, Clone, Copy, PartialEq, thiserror::Error)]
+#[error(
+    "max_reuse must be a number greater than samples_per_position ({samples_per_position}), \
+     got {max_reuse}: the pacing draws samples_per_position samples per position written, so \
+     records are drawn that many times on average whatever the window"
+)]
+pub struct ReuseCapError {
+    pub samples_per_position: f64,
+    pub max_reuse: f64,
+}
+
+impl ReuseCap {
+    /// The cap for a trainer paced to `samples_per_position` samples per position
+    /// written that should draw each record at most `max_reuse` times.
+    ///
+    /// # Errors
+    /// Unless both are finite and `0 < samples_per_position < max_reuse`.
+    pub fn new(samples_per_position: f64, max_reuse: f64) -> Result<ReuseCap, ReuseCapError> {
+        let (s, r) = (samples_per_position, max_reuse);
+        if !(s.is_finite() && r.is_finite() && s > 0.0 && r > s) {
+            return Err(ReuseCapError {
+                samples_per_position: s,
+                max_reuse: r,
+            });
+        }
+        // draws(α)/s = ln(1/(1−α))/α rises from 1 (α → 0) to ∞ (α → 1): bisect for the
+        // largest α whose draws stay within r. The lower end always keeps the bound.
+        let want = r / s;
+        let (mut lo, mut hi) = (0.0_f64, 1.0_f64);
+        for _ in 0..64 {
+            let mid = 0.5 * (lo + hi);
+            if -(-mid).ln_1p() / mid <= want {
+                lo = mid;
+            } else {
+                hi = mid;
+            }
+        }
+        Ok(ReuseCap { fraction: lo })
+    }
+
+    /// The largest share `α` of the positions written that the window may hold.
+    pub fn fraction(&self) -> f64 {
+        self.fraction
+    }
+
+    /// The capped window size for `total` positions written: `floor(α·total)`, but at
+    /// least one record of a non-empty directory.
+    pub fn size(&self, total: u64) -> u64 {
+        ((self.fraction * total as f64) as u64).max(1).min(total)
     }
 }
 
@@ -226,7 +317,7 @@ impl Window {
 pub struct RefreshReport {
     /// Positions in all readable chunk files (`N` of the power law).
     pub total_records: u64,
-    /// The window size the rule asked for.
+    /// The window size the rule asked for (capped by the loader's [`ReuseCap`], if any).
     pub target: u64,
     /// Positions in the new window (`target`, unless chunks were skipped and nothing
     /// older could replace them).
@@ -271,6 +362,7 @@ enum Cached {
 pub struct WindowLoader {
     dir: PathBuf,
     size: WindowSize,
+    reuse: Option<ReuseCap>,
     cache: HashMap<FileKey, Cached>,
     /// The key of every chunk file seen by name (its size and time, read once).
     known: HashMap<PathBuf, FileKey>,
@@ -286,6 +378,7 @@ impl WindowLoader {
         WindowLoader {
             dir: dir.into(),
             size,
+            reuse: None,
             cache: HashMap::new(),
             known: HashMap::new(),
             listing: Vec::new(),
@@ -301,8 +394,23 @@ impl WindowLoader {
         self
     }
 
+    /// Caps every window this loader builds by `cap` as well as by its [`WindowSize`]
+    /// (`None`: the size rule alone).
+    #[must_use]
+    pub fn with_reuse_cap(mut self, cap: Option<ReuseCap>) -> WindowLoader {
+        self.reuse = cap;
+        self
+    }
+
     pub fn dir(&self) -> &Path {
         &self.dir
+    }
+
+    /// The window size for `total` positions: the size rule's, within the reuse cap.
+    /// A function of `total` alone, so a resumed trainer rebuilds the same windows.
+    fn target(&self, total: u64) -> u64 {
+        let w = self.size.size(total);
+        self.reuse.map_or(w, |cap| w.min(cap.size(total)))
     }
 
     /// Rescans the directory and returns the window over the newest data.
@@ -390,7 +498,7 @@ impl WindowLoader {
             Cached::Bad => 0,
         };
         report.total_records = files.iter().map(|k| records_of(&self.cache[k])).sum();
-        report.target = self.size.size(report.total_records);
+        report.target = self.target(report.total_records);
 
         // Take newest files until the target is covered; load those not yet loaded in
         // parallel; a file that fails to load is marked bad and the selection repeats.
@@ -470,7 +578,7 @@ impl WindowLoader {
             }
             // Skipped chunks no longer count towards N.
             report.total_records = files.iter().map(|k| records_of(&self.cache[k])).sum();
-            report.target = self.size.size(report.total_records);
+            report.target = self.target(report.total_records);
         }
     }
 
@@ -635,5 +743,121 @@ impl WindowLoader {
             })
             .collect::<Result<_, _>>()?;
         Ok(Window::from_chunks(loaded))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use xq_core::hash::SplitMix64;
+
+    #[test]
+    fn the_reuse_cap_takes_the_window_share_whose_expected_draws_are_max_reuse() {
+        // (s/α)·ln(1/(1−α)) at α = 1/2 is 2·s·ln 2.
+        let half = ReuseCap::new(1.0, 2.0 * std::f64::consts::LN_2).unwrap();
+        assert!((half.fraction() - 0.5).abs() < 1e-12, "{}", half.fraction());
+        assert_eq!(
+            [0, 1, 2, 1000, 1001].map(|n| half.size(n)),
+            [0, 1, 1, 500, 500]
+        );
+        for (s, r) in [(1.0, 1.01), (3.0, 4.0), (6.0, 8.0), (0.5, 10.0)] {
+            let a = ReuseCap::new(s, r).unwrap().fraction();
+            let draws = s / a * (1.0 / (1.0 - a)).ln();
+            assert!(
+                (draws - r).abs() < 1e-7 * r,
+                "s {s} r {r}: α {a}, draws {draws}"
+            );
+        }
+        // No window draws a record fewer than s times on average.
+        for (s, r) in [
+            (4.0, 4.0),
+            (4.0, 3.0),
+            (4.0, f64::NAN),
+            (4.0, f64::INFINITY),
+            (0.0, 1.0),
+        ] {
+            let err = ReuseCap::new(s, r).unwrap_err();
+            assert!(err.to_string().starts_with("max_reuse must be"), "{err}");
+        }
+    }
+
+    /// Replays the pacing: positions arrive `generation` at a time; once `min_positions`
+    /// exist, batches of 32 are drawn uniformly from the loader's window over the newest
+    /// records while the samples stay within `s` per position written. Returns how
+    /// often each record was drawn and the number of records that have left the window.
+    fn replay(loader: &WindowLoader, s: f64, generations: u64, generation: u64) -> (Vec<u32>, u64) {
+        const BATCH: u64 = 32;
+        let min_positions = 2 * generation;
+        let mut draws = vec![0u32; (generations * generation) as usize];
+        let mut rng = SplitMix64::new(7);
+        let (mut total, mut used, mut window) = (0u64, 0u64, 0u64);
+        for _ in 0..generations {
+            total += generation;
+            window = loader.target(total);
+            if total < min_positions {
+                continue;
+            }
+            while (used + BATCH) as f64 <= s * total as f64 {
+                for _ in 0..BATCH {
+                    draws[(total - window + rng.below(window)) as usize] += 1;
+                }
+                used += BATCH;
+            }
+        }
+        (draws, total - window)
+    }
+
+    #[test]
+    fn records_that_left_a_reuse_capped_window_were_drawn_max_reuse_times_on_average() {
+        let (s, max_reuse) = (6.0, 8.0);
+        let mean_of_left = |cap: Option<ReuseCap>| {
+            let loader = WindowLoader::new("unused", WindowSize::Fixed(30_000)).with_reuse_cap(cap);
+            let (draws, left) = replay(&loader, s, 100, 400);
+            assert!(left >= 10_000, "only {left} records left the window");
+            let sum: u64 = draws[..left as usize].iter().map(|&d| u64::from(d)).sum();
+            sum as f64 / left as f64
+        };
+        // A window holding all data for most of the run: the early records are drawn
+        // s·ln(N/n) times.
+        let uncapped = mean_of_left(None);
+        assert!(uncapped > 1.5 * max_reuse, "{uncapped}");
+        let capped = mean_of_left(Some(ReuseCap::new(s, max_reuse).unwrap()));
+        assert!(
+            (0.95 * max_reuse..=1.02 * max_reuse).contains(&capped),
+            "{capped} draws per record, max_reuse {max_reuse}"
+        );
+    }
+
+    #[test]
+    fn a_loader_with_a_reuse_cap_windows_its_share_of_the_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = xq_core::Position::startpos();
+        let mut pos = start.clone();
+        let mut moves = Vec::new();
+        for _ in 0..40 {
+            let m = pos.legal_moves()[0];
+            pos.play_unchecked(m);
+            moves.push(m);
+        }
+        let mut chunk = Chunk::new(crate::ChunkMeta {
+            encoding_version: xq_nn::encode::ENCODING_VERSION,
+            policy_index_version: xq_nn::policy::POLICY_INDEX_VERSION,
+            creator: "window tests".into(),
+            seed: 0,
+        });
+        crate::supervised::add_game(&mut chunk, &start, &moves, None).unwrap();
+        crate::ChunkWriter::new(dir.path(), "t")
+            .unwrap()
+            .write(&chunk)
+            .unwrap();
+        let half = ReuseCap::new(1.0, 2.0 * std::f64::consts::LN_2).unwrap();
+        for (cap, want) in [(None, 40), (Some(half), 20)] {
+            let (window, report) = WindowLoader::new(dir.path(), WindowSize::Fixed(1 << 20))
+                .with_reuse_cap(cap)
+                .refresh()
+                .unwrap();
+            assert_eq!(report.total_records, 40);
+            assert_eq!((report.target, window.len()), (want, want), "{cap:?}");
+        }
     }
 }

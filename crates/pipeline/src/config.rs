@@ -163,8 +163,17 @@ pub struct RatingSection {
     pub final_visits: Option<u32>,
     /// Weight in percent of the quiescence search mixed into every leaf
     /// ([`xq_eval::tactics`]) in the final match and in every exported player; 0 (the
-    /// default) is the plain AlphaZero search. Training never uses it.
+    /// default) is the plain AlphaZero search. Self-play has its own weight,
+    /// `[selfplay.search] leaf_quiescence`.
     pub final_quiescence: u8,
+    /// Games per pair of the end-of-run round robin at `final_visits` that chooses the
+    /// exported player among the pre-trained network and the last three accepted ones
+    /// (0 = off: the accepted network is the one exported and rated).
+    pub final_gauntlet_games: usize,
+    /// Leaf quiescence weights in percent among which the round robin's winner then
+    /// chooses its own, in a second round robin of `final_gauntlet_games` a pair
+    /// (empty = `final_quiescence`).
+    pub final_quiescence_choices: Vec<u8>,
     pub time_control: String,
     pub concurrency: usize,
     pub openings: String,
@@ -181,6 +190,8 @@ impl Default for RatingSection {
             final_games: 100,
             final_visits: None,
             final_quiescence: 0,
+            final_gauntlet_games: 0,
+            final_quiescence_choices: Vec::new(),
             time_control: "own".into(),
             concurrency: 2,
             openings: "builtin".into(),
@@ -291,6 +302,11 @@ impl RunConfig {
         if rating.final_quiescence > 100 {
             return Err(ConfigError::invalid(
                 "[rating] final_quiescence must be a percentage, 0-100",
+            ));
+        }
+        if rating.final_quiescence_choices.iter().any(|&q| q > 100) {
+            return Err(ConfigError::invalid(
+                "[rating] final_quiescence_choices must be percentages, 0-100",
             ));
         }
         if rating.visits == 0 || rating.final_visits == Some(0) {
@@ -983,6 +999,24 @@ mod tests {
             }
         }
         assert!(n >= 6, "only {n} configs");
+    }
+
+    #[test]
+    fn the_end_of_run_round_robin_is_off_by_default_and_its_weights_are_percentages() {
+        let cfg = RunConfig::parse("").unwrap();
+        assert_eq!(cfg.rating.final_gauntlet_games, 0);
+        assert!(cfg.rating.final_quiescence_choices.is_empty());
+        let cfg = RunConfig::parse(
+            "[rating]\nfinal_gauntlet_games = 20\nfinal_quiescence_choices = [50, 75, 100]\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.rating.final_gauntlet_games, 20);
+        assert_eq!(cfg.rating.final_quiescence_choices, [50, 75, 100]);
+        let err = RunConfig::parse("[rating]\nfinal_quiescence_choices = [50, 101]\n").unwrap_err();
+        assert!(
+            err.to_string().contains("final_quiescence_choices"),
+            "{err}"
+        );
     }
 
     #[test]

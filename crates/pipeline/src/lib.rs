@@ -7,12 +7,13 @@
 //! reports through [`progress::RunObserver`] and returns what it did.
 //!
 //! Modules layer one way: [`config`] and [`progress`] at the bottom, then [`gate`],
-//! [`rating`], [`selfplay`], [`train`] and [`export`], and [`run`], the scheduler, on
-//! top.
+//! [`rating`], [`gauntlet`], [`selfplay`], [`train`] and [`export`], and [`run`], the
+//! scheduler, on top.
 
 pub mod config;
 pub mod export;
 pub mod gate;
+pub mod gauntlet;
 pub mod progress;
 pub mod rating;
 pub mod run;

@@ -50,10 +50,11 @@ use xq_run::{
 use crate::{
     config::{GateSection, Mode, RatingSection, RunConfig},
     gate::{GateProgress, gate_once},
+    gauntlet,
     progress::{SharedObserver, Task, TaskProgress, Update},
     rating::{Stage, rate},
     selfplay::{self, Session},
-    train::{current_step, train_concurrently, train_until},
+    train::{Progress, current_step, train_concurrently, train_until},
 };
 
 /// What `state.json` keeps across restarts.
@@ -137,6 +138,7 @@ impl RunState {
 }
 
 /// The budget, measured from this invocation's start plus earlier invocations.
+#[derive(Debug, Clone, Copy)]
 struct Budget {
     start: Instant,
     before: f64,
@@ -172,6 +174,18 @@ impl Budget {
     fn end(&self) -> Option<Instant> {
         Budget::at(self.limit.map(|l| l - self.elapsed()))
     }
+
+    /// How far the run is, for `[train] lr_anneal`: the share of the loop's time
+    /// spent when there is a budget, else of `max_steps` (0: no bound, the full rate).
+    fn progress(self, max_steps: u64) -> Progress {
+        match self.limit {
+            Some(limit) => {
+                let span = (limit - self.reserve).max(1.0);
+                Progress::clock(Arc::new(move || self.elapsed() / span))
+            }
+            None => Progress::steps(max_steps),
+        }
+    }
 }
 
 /// What a finished run did, for the binary to show.
@@ -190,7 +204,8 @@ pub struct RunSummary {
     pub accepted: usize,
     /// Every rating match of the run, the final ones included, in order.
     pub ratings: Vec<RatingEvent>,
-    /// The exported player of the accepted network, if there is one.
+    /// The exported player the run chose: the end-of-run round robin's winner, else the
+    /// accepted network's, if there is one.
     pub best_player: Option<PathBuf>,
     /// Where the loop's wall time went.
     pub loop_time: LoopTime,
@@ -225,32 +240,52 @@ fn after_promotion(
     model: &ModelRef,
     deadline: Option<Instant>,
 ) -> Result<()> {
-    let binary = std::env::current_exe().context("cannot find the running xqz binary")?;
-    let out = run.players_dir().join(&model.name);
-    if !out.exists() {
-        let summary = crate::export::export_player(
-            run,
-            model,
-            &crate::export::ExportOptions {
-                out: Some(out.clone()),
-                binary,
-                settings: xq_eval::net::NetSettings {
-                    visits: rating.final_visits(),
-                    leaf_quiescence: f32::from(rating.final_quiescence) / 100.0,
-                    ..xq_eval::net::NetSettings::default()
-                },
-                name: None,
-                force: false,
-            },
-        )?;
-        run.record(Event::Export {
-            model: Some(model.name.clone()),
-            step: Some(model.step),
-            path: run.relative(&summary.out),
-        })?;
-        obs.log(&format!("exported {} to {}", model.name, out.display()));
-    }
+    export(obs, run, rating, model, false)?;
     rate(obs, run, model, rating, Stage::Promotion, deadline)
+}
+
+/// Exports `model` as `RUN/players/<name>` at `final_visits` and `final_quiescence`,
+/// unless it is there already; `again` writes it over (the run's chosen player, whose
+/// weight the end-of-run round robin may have changed).
+fn export(
+    obs: &SharedObserver,
+    run: &RunDir,
+    rating: &RatingSection,
+    model: &ModelRef,
+    again: bool,
+) -> Result<()> {
+    let out = run.players_dir().join(&model.name);
+    if out.exists() && !again {
+        return Ok(());
+    }
+    let binary = std::env::current_exe().context("cannot find the running xqz binary")?;
+    let summary = crate::export::export_player(
+        run,
+        model,
+        &crate::export::ExportOptions {
+            out: Some(out.clone()),
+            binary,
+            settings: xq_eval::net::NetSettings {
+                visits: rating.final_visits(),
+                leaf_quiescence: f32::from(rating.final_quiescence) / 100.0,
+                ..xq_eval::net::NetSettings::default()
+            },
+            name: None,
+            force: again,
+        },
+    )?;
+    run.record(Event::Export {
+        model: Some(model.name.clone()),
+        step: Some(model.step),
+        path: run.relative(&summary.out),
+    })?;
+    obs.log(&format!(
+        "exported {} to {} (leaf quiescence {}%)",
+        model.name,
+        out.display(),
+        rating.final_quiescence
+    ));
+    Ok(())
 }
 
 /// Gates the newest pending candidate (older pending ones are recorded as superseded),
@@ -388,6 +423,7 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
     let games_left =
         |state: &RunState| (r.max_games > 0).then(|| r.max_games.saturating_sub(state.games));
     let max_step = (r.max_steps > 0).then_some(r.max_steps);
+    let progress = budget.progress(r.max_steps);
     let steps_spent = |step: u64| max_step.is_some_and(|m| step >= m);
     let mut step = current_step(run)?;
     match r.mode {
@@ -400,7 +436,7 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
                 let stop = Arc::new(AtomicBool::new(false));
                 step = timed(&mut time.train, || {
                     with_deadline(&stop, budget.loop_left(), || {
-                        train_until(run, &cfg.train, max_step, &stop, obs)
+                        train_until(run, &cfg.train, max_step, &progress, &stop, obs)
                     })
                 })?;
                 timed(&mut time.gate, || gate(budget.loop_deadline()))?;
@@ -455,6 +491,7 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
                         run,
                         &cfg.train,
                         max_step,
+                        &progress,
                         &tr_stop,
                         Duration::from_secs(2),
                         obs,
@@ -491,14 +528,31 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
     state.elapsed_seconds = budget.elapsed();
     state.save(run)?;
     if !state.finished {
-        if let Some(best) = run.accepted()? {
+        if let Some(accepted) = run.accepted()? {
+            let rating = &cfg.rating;
+            // The round robins and the final match share the reserve by their games.
+            let networks = gauntlet::contenders(run, &run.events()?)?.len();
+            let gauntlet_games = gauntlet::planned_games(rating, networks);
+            let final_games = rating.final_games * rating.final_opponents.len();
+            let share = gauntlet_games as f64 / (gauntlet_games + final_games).max(1) as f64;
+            let gauntlet_end = budget.end().map(|end| {
+                let now = Instant::now();
+                now + end.saturating_duration_since(now).mul_f64(share)
+            });
+            let choice = gauntlet::choose(obs, run, accepted, rating, gauntlet_end)?;
+            let rating = RatingSection {
+                final_quiescence: choice.quiescence,
+                ..rating.clone()
+            };
+            export(obs, run, &rating, &choice.model, true)?;
             obs.log(&format!(
-                "final rating of {} ({} games per opponent, {} visits a move)",
-                best.name,
-                cfg.rating.final_games,
-                cfg.rating.final_visits()
+                "final rating of {} ({} games per opponent, {} visits a move, leaf quiescence {}%)",
+                choice.model.name,
+                rating.final_games,
+                rating.final_visits(),
+                rating.final_quiescence
             ));
-            rate(obs, run, &best, &cfg.rating, Stage::Final, budget.end())?;
+            rate(obs, run, &choice.model, &rating, Stage::Final, budget.end())?;
         }
         state.finished = true;
     }
@@ -528,7 +582,10 @@ fn summary(run: &RunDir, state: &RunState, steps: u64) -> Result<RunSummary> {
             .filter(|e| matches!(e, Event::Promote { .. }))
             .count(),
         ratings,
-        best_player: run.accepted()?.map(|m| run.players_dir().join(&m.name)),
+        best_player: gauntlet::last_winner(&log)
+            .map(|w| w.model.clone())
+            .or(run.accepted()?.map(|m| m.name))
+            .map(|name| run.players_dir().join(name)),
         loop_time: state.loop_time,
     })
 }
@@ -549,6 +606,25 @@ fn selfplay_positions(log: &EventLog) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_rate_schedule_follows_the_loops_share_of_the_budget_else_of_the_steps() {
+        let budget = Budget {
+            start: Instant::now(),
+            before: 40.0,
+            limit: Some(100.0),
+            reserve: 20.0,
+        };
+        // 40 of the loop's 80 seconds spent, whatever the step.
+        let half = budget.progress(1000).fraction(999);
+        assert!((half - 0.5).abs() < 0.01, "{half}");
+        let unbounded = Budget {
+            limit: None,
+            ..budget
+        };
+        assert_eq!(unbounded.progress(1000).fraction(250), 0.25);
+        assert_eq!(unbounded.progress(0).fraction(250), 0.0);
+    }
 
     #[test]
     fn each_generation_gets_its_own_seed_and_a_resumed_run_continues_the_count() {

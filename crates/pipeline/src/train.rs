@@ -30,6 +30,22 @@
 //! the data directory: with `P` positions written, steps stop once
 //! `samples + batch_size > P × samples_per_position`, and [`TrainTarget::Paced`] returns
 //! (the run loop then plays more games) while [`TrainTarget::Steps`] polls for new data.
+//! With `max_reuse`, the window is also kept to a share of the data small enough that
+//! each position is drawn at most that many times in expectation (xq-data's `window`
+//! module derives it): pacing alone bounds the samples per position *written*, not the
+//! draws of one record, and a window holding all data draws its oldest records
+//! `s·ln(N/n)` times.
+//!
+//! # Learning rate over the run
+//! `lr_anneal = "cosine"` anneals the rate of self-play training from the trainer's
+//! rate to `lr_anneal_final` of it over the run, by a [`Progress`] the caller gives (the run's
+//! share of its wall-time budget or of `max_steps`): a short run's budget is known in
+//! time, not in steps, so the trainer's step-based `schedule` cannot end with it. The
+//! factor is set before every self-play step (and record step mixed into it) as the
+//! trainer's rate scale, which multiplies its warmup and `schedule`; pre-training keeps
+//! the plateau rule's scale. The `train` event's `lr` is the rate used, scale included.
+//! A wall-clock progress makes the rate depend on timing, so only a step-based one
+//! resumes bit for bit.
 
 use std::{
     collections::HashSet,
@@ -63,6 +79,59 @@ use crate::{
     config::train::{TrainSection, ValueLabels},
     progress::{SharedObserver, StepView, Task, TaskProgress, Update},
 };
+
+/// How far the run is, for `[train] lr_anneal`: a function from the run's step to
+/// the fraction of the run done, in [0, 1].
+#[derive(Clone)]
+pub struct Progress(ProgressRule);
+
+#[derive(Clone)]
+enum ProgressRule {
+    Constant,
+    Steps(u64),
+    Clock(Arc<dyn Fn() -> f64 + Send + Sync>),
+}
+
+impl Progress {
+    /// Always at the start: the schedule stays at its full rate (`xqz train`, a run
+    /// without a budget or step limit).
+    pub fn constant() -> Progress {
+        Progress(ProgressRule::Constant)
+    }
+
+    /// `step / max_steps`: a run bounded by its step count (0: no bound, always at the
+    /// start, as `[run] max_steps = 0` means).
+    pub fn steps(max_steps: u64) -> Progress {
+        Progress(ProgressRule::Steps(max_steps))
+    }
+
+    /// Whatever `done` says, asked at every step, whatever the step: a run bounded by
+    /// wall time (the budget's share spent). Values outside [0, 1] are clamped, NaN is
+    /// taken as 0.
+    pub fn clock(done: Arc<dyn Fn() -> f64 + Send + Sync>) -> Progress {
+        Progress(ProgressRule::Clock(done))
+    }
+
+    /// The fraction of the run done at `step`, in [0, 1].
+    pub fn fraction(&self, step: u64) -> f64 {
+        let f = match &self.0 {
+            ProgressRule::Constant | ProgressRule::Steps(0) => 0.0,
+            ProgressRule::Steps(max) => step as f64 / *max as f64,
+            ProgressRule::Clock(done) => done(),
+        };
+        if f.is_nan() { 0.0 } else { f.clamp(0.0, 1.0) }
+    }
+}
+
+impl std::fmt::Debug for Progress {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            ProgressRule::Constant => f.write_str("Progress::constant()"),
+            ProgressRule::Steps(n) => write!(f, "Progress::steps({n})"),
+            ProgressRule::Clock(_) => f.write_str("Progress::clock(..)"),
+        }
+    }
+}
 
 /// How far one call of [`TrainSession::train`] goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -250,6 +319,8 @@ pub struct TrainSession {
     last_candidate: u64,
     interval: EventInterval,
     holdout_top1: Option<f64>,
+    /// The run's progress, which `[train] lr_anneal` anneals the self-play rate over.
+    progress: Progress,
     obs: SharedObserver,
     /// The training display, begun at the first step and ended with the session.
     task: Option<Box<dyn TaskProgress>>,
@@ -521,7 +592,8 @@ impl TrainSession {
             None
         };
         let mut selfplay = SelfplayData {
-            loader: WindowLoader::new(run.data_dir(), cfg.data.window.size()),
+            loader: WindowLoader::new(run.data_dir(), cfg.data.window.size())
+                .with_reuse_cap(cfg.data.reuse_cap()?),
             window: None,
             prefetcher: None,
             positions: 0,
@@ -565,6 +637,7 @@ impl TrainSession {
             last_saved,
             interval: EventInterval::new(),
             holdout_top1: None,
+            progress: Progress::constant(),
             obs: obs.clone(),
             task: None,
         })
@@ -573,6 +646,12 @@ impl TrainSession {
     /// Optimiser steps of the run so far.
     pub fn step(&self) -> u64 {
         self.trainer.step_count()
+    }
+
+    /// Sets the run's progress that `[train] lr_anneal` anneals self-play training
+    /// over ([`Progress::constant`] until set).
+    pub fn set_progress(&mut self, progress: Progress) {
+        self.progress = progress;
     }
 
     /// The step where the current stretch ends, as far as is known now (see
@@ -897,6 +976,10 @@ impl TrainSession {
                     self.selfplay_batch()?
                 }
             };
+            if !supervised {
+                let fraction = self.progress.fraction(self.trainer.step_count());
+                self.trainer.set_lr_scale(self.cfg.data.lr_factor(fraction));
+            }
             let stats = {
                 let host = HostBatch::from_data(&batch)?;
                 self.trainer.step(&host)?
@@ -1256,9 +1339,10 @@ fn evaluate_window(
 /// newest checkpoint), runs `[train.pretrain]` first on a new run, then trains on the
 /// self-play data as far as the pacing allows, up to step `max_step` when given; saves a
 /// checkpoint and returns the run's step count. Returns early, with a checkpoint, when
-/// `stop` is raised. `obs` gets the session's lines and steps (as
-/// [`TrainSession::open`]). A loop that trains while self-play runs uses
-/// [`train_concurrently`] instead (no reload of the network and window per call).
+/// `stop` is raised. `progress` is the run's, for `[train] lr_anneal`. `obs` gets the
+/// session's lines and steps (as [`TrainSession::open`]). A loop that trains while
+/// self-play runs uses [`train_concurrently`] instead (no reload of the network and
+/// window per call).
 ///
 /// # Errors
 /// As [`TrainSession::open`] and [`TrainSession::train`].
@@ -1266,6 +1350,7 @@ pub fn train_until(
     run: &RunDir,
     cfg: &TrainSection,
     max_step: Option<u64>,
+    progress: &Progress,
     stop: &AtomicBool,
     obs: &SharedObserver,
 ) -> Result<u64> {
@@ -1273,6 +1358,7 @@ pub fn train_until(
         return current_step(run);
     }
     let mut session = TrainSession::open(run, cfg, &[], obs)?;
+    session.set_progress(progress.clone());
     let max_steps = max_step.map(|m| m.saturating_sub(session.step()));
     if max_steps == Some(0) {
         return Ok(session.step());
@@ -1286,7 +1372,8 @@ pub fn train_until(
 /// `poll`. One [`TrainSession`] serves the whole phase, opened when the first step is
 /// possible (before that only the cheap look of [`may_train`] runs), so the network,
 /// the optimiser and the replay window are loaded once, and `obs` sees one training
-/// task for the phase. Returns the run's step count.
+/// task for the phase. `progress` is the run's, for `[train] lr_anneal`. Returns the
+/// run's step count.
 ///
 /// # Errors
 /// As [`TrainSession::open`] and [`TrainSession::train`].
@@ -1294,6 +1381,7 @@ pub fn train_concurrently(
     run: &RunDir,
     cfg: &TrainSection,
     max_step: Option<u64>,
+    progress: &Progress,
     stop: &AtomicBool,
     poll: Duration,
     obs: &SharedObserver,
@@ -1302,7 +1390,9 @@ pub fn train_concurrently(
     let mut step = current_step(run)?;
     while !stop.load(Ordering::SeqCst) && max_step.is_none_or(|m| step < m) {
         if session.is_none() && may_train(run, cfg, max_step)? {
-            session = Some(TrainSession::open(run, cfg, &[], obs)?);
+            let mut opened = TrainSession::open(run, cfg, &[], obs)?;
+            opened.set_progress(progress.clone());
+            session = Some(opened);
         }
         if let Some(s) = &mut session {
             let max_steps = max_step.map(|m| m.saturating_sub(s.step()));
@@ -1688,6 +1778,78 @@ mod tests {
     }
 
     #[test]
+    fn progress_is_the_share_of_steps_or_of_the_clock_within_zero_and_one() {
+        let steps = Progress::steps(4);
+        assert_eq!(
+            [0, 2, 4, 9].map(|s| steps.fraction(s)),
+            [0.0, 0.5, 1.0, 1.0]
+        );
+        assert_eq!(Progress::steps(0).fraction(7), 0.0);
+        assert_eq!(Progress::constant().fraction(1_000), 0.0);
+        for (done, want) in [(0.25, 0.25), (1.5, 1.0), (-1.0, 0.0), (f64::NAN, 0.0)] {
+            let clock = Progress::clock(Arc::new(move || done));
+            assert_eq!(clock.fraction(3), want, "{done}");
+        }
+    }
+
+    #[test]
+    fn the_cosine_schedule_scales_the_self_play_rate_by_the_runs_progress() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let mut cfg = tiny();
+        cfg.trainer.warmup_steps = 0;
+        cfg.trainer.lr = 0.1;
+        cfg.data.event_every = 1;
+        cfg.data.lr_anneal = crate::config::train::LrAnneal::Cosine;
+        cfg.data.lr_anneal_final = 0.2;
+        random_games(&run, 4, 1);
+        let stop = AtomicBool::new(false);
+        let step = train_until(&run, &cfg, Some(4), &Progress::steps(4), &stop, &quiet()).unwrap();
+        assert_eq!(step, 4);
+        let lrs: Vec<f64> = run
+            .events()
+            .unwrap()
+            .events()
+            .filter_map(|e| match e {
+                Event::Train(t) => t.lr,
+                _ => None,
+            })
+            .collect();
+        // Step k (1-based) is taken k − 1 quarters of the way through.
+        let want: Vec<f64> = (0..4)
+            .map(|k| 0.1 * cfg.data.lr_factor(f64::from(k) / 4.0))
+            .collect();
+        assert_eq!(lrs.len(), 4, "{lrs:?}");
+        assert!(
+            lrs.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-12),
+            "{lrs:?} {want:?}"
+        );
+        assert!(lrs[3] < lrs[0] && lrs[3] > 0.1 * cfg.data.lr_anneal_final);
+    }
+
+    #[test]
+    fn max_reuse_caps_the_self_play_window_at_its_share_of_the_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let mut cfg = tiny();
+        cfg.data.samples_per_position = 0.5;
+        cfg.data.max_reuse = Some(1.0);
+        let positions = random_games(&run, 4, 1) as u64;
+        let mut session = TrainSession::open(&run, &cfg, &[], &quiet()).unwrap();
+        let p = session
+            .train(
+                TrainTarget::Paced { max_steps: None },
+                &AtomicBool::new(false),
+            )
+            .unwrap();
+        let cap = xq_data::ReuseCap::new(0.5, 1.0).unwrap();
+        assert!(p.steps_taken > 0);
+        assert_eq!(p.positions, positions);
+        assert_eq!(p.window, cap.size(positions));
+        assert!(p.window < positions, "{} of {positions}", p.window);
+    }
+
+    #[test]
     fn train_until_stops_at_the_step_limit_and_the_next_call_continues() {
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::open(dir.path()).unwrap();
@@ -1696,17 +1858,20 @@ mod tests {
         let cfg = tiny();
         assert_eq!(current_step(&run).unwrap(), 0);
         assert_eq!(
-            train_until(&run, &cfg, Some(3), &stop, &quiet()).unwrap(),
+            train_until(&run, &cfg, Some(3), &Progress::constant(), &stop, &quiet()).unwrap(),
             3
         );
         assert_eq!(current_step(&run).unwrap(), 3);
         assert_eq!(
-            train_until(&run, &cfg, Some(5), &stop, &quiet()).unwrap(),
+            train_until(&run, &cfg, Some(5), &Progress::constant(), &stop, &quiet()).unwrap(),
             5
         );
         // A raised stop flag returns at once, keeping the step count.
         stop.store(true, Ordering::Relaxed);
-        assert_eq!(train_until(&run, &cfg, None, &stop, &quiet()).unwrap(), 5);
+        assert_eq!(
+            train_until(&run, &cfg, None, &Progress::constant(), &stop, &quiet()).unwrap(),
+            5
+        );
     }
 
     #[test]
@@ -1741,13 +1906,15 @@ mod tests {
         drop(s);
         assert!(!may_train(&run, &cfg, None).unwrap());
         assert_eq!(
-            train_until(&run, &cfg, None, &stop, &quiet()).unwrap(),
+            train_until(&run, &cfg, None, &Progress::constant(), &stop, &quiet()).unwrap(),
             b.step
         );
         random_games(&run, 2, 3);
         assert!(may_train(&run, &cfg, None).unwrap());
         assert!(!may_train(&run, &cfg, Some(b.step)).unwrap());
-        assert!(train_until(&run, &cfg, None, &stop, &quiet()).unwrap() > b.step);
+        assert!(
+            train_until(&run, &cfg, None, &Progress::constant(), &stop, &quiet()).unwrap() > b.step
+        );
     }
 
     #[test]
@@ -1798,7 +1965,7 @@ mod tests {
         let p = random_games(&run, 2, 1) as u64;
         let stop = AtomicBool::new(false);
         let (recorder, obs) = Recorder::new(false);
-        let step = train_until(&run, &cfg, None, &stop, &obs).unwrap();
+        let step = train_until(&run, &cfg, None, &Progress::constant(), &stop, &obs).unwrap();
         assert_eq!(step, p / 2 / 16);
         let seen = recorder.steps.lock().unwrap().clone();
         assert_eq!(
@@ -1821,7 +1988,7 @@ mod tests {
         random_games(&run, 4, 2);
         let (recorder, obs) = Recorder::new(false);
         let limit = step + 2;
-        train_until(&run, &cfg, Some(limit), &stop, &obs).unwrap();
+        train_until(&run, &cfg, Some(limit), &Progress::constant(), &stop, &obs).unwrap();
         assert!(
             recorder
                 .steps
@@ -1839,10 +2006,10 @@ mod tests {
         let cfg = tiny();
         random_games(&run, 4, 1);
         let stop = AtomicBool::new(false);
-        train_until(&run, &cfg, Some(2), &stop, &quiet()).unwrap();
+        train_until(&run, &cfg, Some(2), &Progress::constant(), &stop, &quiet()).unwrap();
         std::fs::write(run.data_dir().join("bad-00000001.xqc"), b"not a chunk").unwrap();
         let (recorder, obs) = Recorder::new(false);
-        train_until(&run, &cfg, Some(3), &stop, &obs).unwrap();
+        train_until(&run, &cfg, Some(3), &Progress::constant(), &stop, &obs).unwrap();
         let lines = recorder.lines();
         assert!(
             lines
@@ -1884,7 +2051,15 @@ mod tests {
         };
         let step = std::thread::scope(|scope| {
             let h = scope.spawn(|| {
-                train_concurrently(&run, &cfg, None, &stop, Duration::from_millis(50), &obs)
+                train_concurrently(
+                    &run,
+                    &cfg,
+                    None,
+                    &Progress::constant(),
+                    &stop,
+                    Duration::from_millis(50),
+                    &obs,
+                )
             });
             // No data yet: it waits without opening a trainer.
             std::thread::sleep(Duration::from_millis(300));
@@ -1916,6 +2091,7 @@ mod tests {
             &run,
             &cfg,
             Some(limit),
+            &Progress::constant(),
             &stop,
             Duration::from_millis(50),
             &quiet(),

@@ -60,6 +60,8 @@ pub enum Event {
     },
     /// A match of a network against a rating opponent.
     Rating(RatingEvent),
+    /// A round robin at the end of a run that chose the exported player.
+    Gauntlet(GauntletEvent),
     /// Something failed without stopping the run: a file skipped or repaired, a
     /// network not exported. The typed fields (absent in logs of earlier versions) let
     /// `xqz report` count warnings by what they were about.
@@ -162,13 +164,14 @@ impl Event {
             Event::Promote { .. } => "promote",
             Event::Export { .. } => "export",
             Event::Rating(_) => "rating",
+            Event::Gauntlet(_) => "gauntlet",
             Event::Warning { .. } => "warning",
         }
     }
 }
 
 /// Every `kind` this version reads.
-pub const KINDS: [&str; 9] = [
+pub const KINDS: [&str; 10] = [
     "selfplay",
     "train",
     "holdout",
@@ -177,6 +180,7 @@ pub const KINDS: [&str; 9] = [
     "promote",
     "export",
     "rating",
+    "gauntlet",
     "warning",
 ];
 
@@ -331,6 +335,45 @@ pub struct RatingEvent {
     pub result: MatchSummary,
 }
 
+/// What a round robin at the end of a run compares.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GauntletStage {
+    /// Networks (the pre-trained one and the last accepted ones) at one leaf quiescence.
+    Networks,
+    /// One network at each leaf quiescence weight of `[rating] final_quiescence_choices`.
+    Quiescence,
+}
+
+/// One player of a [`GauntletEvent`]: a network searched with a leaf quiescence.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GauntletEntry {
+    pub model: String,
+    pub step: u64,
+    /// Leaf quiescence weight, in percent.
+    pub quiescence: u8,
+    /// The network self-play started from (the end of pre-training).
+    #[serde(default)]
+    pub pretrained: bool,
+    /// Points (a win 1, a draw ½) over `games` counted games.
+    pub points: f64,
+    pub games: u64,
+}
+
+/// The end-of-run round robin at the exported budget (`[rating] final_gauntlet_games`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GauntletEvent {
+    pub stage: GauntletStage,
+    /// Root visits of every player.
+    pub visits: u32,
+    pub entries: Vec<GauntletEntry>,
+    /// Every pair's match, `a` and `b` named as in `entries` (`MODEL@qPCT`).
+    pub matches: Vec<MatchSummary>,
+    /// Index in `entries` of the player chosen: the most points, the newer network or
+    /// the higher weight on a tie.
+    pub winner: usize,
+}
+
 /// What a reader got out of `events.jsonl`.
 #[derive(Debug, Clone, Default)]
 pub struct EventLog {
@@ -479,6 +522,13 @@ mod tests {
                 visits: 1,
                 quiescence: 0,
                 result: MatchSummary::default(),
+            }),
+            Event::Gauntlet(GauntletEvent {
+                stage: GauntletStage::Networks,
+                visits: 800,
+                entries: Vec::new(),
+                matches: Vec::new(),
+                winner: 0,
             }),
             Event::Warning {
                 model: None,

@@ -25,7 +25,7 @@ use xq_rating::{strength::AnchorTable, summary::MatchSummary};
 use crate::{
     RunDir, RunError,
     curve::{CurvePoint, SelfplayTotals, learning_curve, read_strength_records},
-    events::{Event, HoldoutSplit, WarningWhat},
+    events::{Event, GauntletEvent, HoldoutSplit, WarningWhat},
     model_step, now,
 };
 
@@ -118,6 +118,8 @@ pub struct PageData {
     /// `holdout_<split>_{policy_loss,value_loss,policy_accuracy}`, drawn beside the
     /// training curves.
     pub holdout: Vec<BTreeMap<String, f64>>,
+    /// The end-of-run round robins that chose the exported player, in order.
+    pub gauntlets: Vec<GauntletEvent>,
     /// Events before thinning, when thinned (chart captions say so).
     pub train_events: usize,
     pub selfplay_events: usize,
@@ -351,6 +353,7 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
                     .unwrap_or_default();
                 best_player = Some(format!("{}{model}", p.display()));
             }
+            Event::Gauntlet(g) => data.gauntlets.push(g.clone()),
             Event::Warning { what, .. } => {
                 let what = what.unwrap_or(WarningWhat::Other);
                 *run_warnings.entry(what.as_str()).or_default() += 1;

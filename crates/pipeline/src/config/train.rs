@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
-use xq_data::WindowSize;
+use xq_data::{ReuseCap, ReuseCapError, WindowSize};
 use xq_train::{TrainConfig, TrainError};
 
 use crate::config::{self, ConfigError, Node};
@@ -158,6 +158,19 @@ impl ValueLabels {
     }
 }
 
+/// How the learning rate of self-play training follows the run's progress
+/// (`[train] lr_anneal`), on top of the trainer's own `schedule`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum LrAnneal {
+    /// The trainer's rate throughout.
+    #[default]
+    Constant,
+    /// Half a cosine from the full rate at the start of the run to `lr_anneal_final` of it at
+    /// the end of its budget.
+    Cosine,
+}
+
 /// The keys of `[train]` that are not `TrainConfig`'s.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -170,6 +183,16 @@ pub struct DataSection {
     pub samples_per_position: f64,
     /// Do not train on self-play data before the data directory holds this many positions.
     pub min_positions: u64,
+    /// Caps the replay window so that each self-play position is drawn at most this many
+    /// times in expectation (xq-data's `ReuseCap`; it must exceed
+    /// `samples_per_position`, the mean under any window); `None`: no cap.
+    pub max_reuse: Option<f64>,
+    /// How the rate of self-play training anneals over the run: the trainer's rate is
+    /// multiplied by [`DataSection::lr_factor`] of the run's progress. Pre-training
+    /// keeps its plateau rule instead.
+    pub lr_anneal: LrAnneal,
+    /// The share of the rate that `lr_anneal = "cosine"` reaches at the end of the run.
+    pub lr_anneal_final: f64,
     /// Publish a candidate network to `models/candidates/` every this many steps.
     pub candidate_every: u64,
     /// Evaluate the held-out PGN split (when there is one) and the held-out self-play
@@ -207,6 +230,29 @@ impl DataSection {
             && (used + self.batch_size as u64) as f64
                 <= positions as f64 * self.samples_per_position
     }
+
+    /// The self-play window's reuse cap (`max_reuse`), if one is set.
+    ///
+    /// # Errors
+    /// A `max_reuse` not above `samples_per_position`.
+    pub fn reuse_cap(&self) -> Result<Option<ReuseCap>, ReuseCapError> {
+        self.max_reuse
+            .map(|r| ReuseCap::new(self.samples_per_position, r))
+            .transpose()
+    }
+
+    /// The factor of the learning rate `fraction` of the way through the run (clamped
+    /// to [0, 1]): 1 throughout for `"constant"`; for `"cosine"`,
+    /// `lr_anneal_final + (1 − lr_anneal_final)·(1 + cos(π·fraction))/2`, from 1 down to `lr_anneal_final`.
+    pub fn lr_factor(&self, fraction: f64) -> f64 {
+        match self.lr_anneal {
+            LrAnneal::Constant => 1.0,
+            LrAnneal::Cosine => {
+                let cos = 0.5 * (1.0 + (std::f64::consts::PI * fraction.clamp(0.0, 1.0)).cos());
+                self.lr_anneal_final + (1.0 - self.lr_anneal_final) * cos
+            }
+        }
+    }
 }
 
 impl Default for DataSection {
@@ -216,6 +262,9 @@ impl Default for DataSection {
             window: WindowSection::default(),
             samples_per_position: 4.0,
             min_positions: 5_000,
+            max_reuse: None,
+            lr_anneal: LrAnneal::Constant,
+            lr_anneal_final: 0.1,
             candidate_every: 1_000,
             holdout_every: 500,
             holdout_max: 10_000,
@@ -306,6 +355,13 @@ impl TrainSection {
             "a positive number",
         )?;
         check(d.prefetch >= 1, "prefetch", "at least 1")?;
+        check(
+            (0.0..=1.0).contains(&d.lr_anneal_final),
+            "lr_anneal_final",
+            "in [0, 1]",
+        )?;
+        d.reuse_cap()
+            .map_err(|e| ConfigError::invalid(format!("[train] {e}")))?;
         check((0.0..=1.0).contains(&d.q_ratio), "q_ratio", "in [0, 1]")?;
         check(d.refresh_every >= 1, "refresh_every", "at least 1")?;
         check(
@@ -494,6 +550,73 @@ mod tests {
         assert_eq!(err, "[train] lr must be a positive number");
         let err = parse("[train]\nprefetch = 0\n").unwrap_err().to_string();
         assert_eq!(err, "[train] prefetch must be at least 1");
+    }
+
+    #[test]
+    fn the_run_schedule_and_reuse_keys_are_read_and_range_checked() {
+        let d = parse("").unwrap().data;
+        assert_eq!(
+            (d.lr_anneal, d.lr_anneal_final, d.max_reuse),
+            (LrAnneal::Constant, 0.1, None)
+        );
+        assert_eq!(d.reuse_cap(), Ok(None));
+        let d = parse(
+            "[train]\nlr_anneal = \"cosine\"\nlr_anneal_final = 0.2\nsamples_per_position = 3\nmax_reuse = 4\n",
+        )
+        .unwrap()
+        .data;
+        assert_eq!(
+            (d.lr_anneal, d.lr_anneal_final, d.max_reuse),
+            (LrAnneal::Cosine, 0.2, Some(4.0))
+        );
+        assert!(d.reuse_cap().unwrap().is_some());
+        for (text, want) in [
+            ("[train]\nlr_anneal = \"linear\"\n", "lr_anneal"),
+            (
+                "[train]\nlr_anneal_final = 1.5\n",
+                "[train] lr_anneal_final must be in [0, 1]",
+            ),
+            (
+                "[train]\nlr_anneal_final = -0.1\n",
+                "[train] lr_anneal_final must be in [0, 1]",
+            ),
+            ("[train]\nmax_reuse = 0.0\n", "[train] max_reuse must be"),
+            (
+                "[train]\nsamples_per_position = 6\nmax_reuse = 4\n",
+                "[train] max_reuse must be a number greater than samples_per_position (6), got 4",
+            ),
+        ] {
+            let err = parse(text).unwrap_err().to_string();
+            assert!(err.contains(want), "{text:?}: {err}");
+        }
+        let err = parse("[train]\nlr_anneal = \"linear\"\n")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("constant") && err.contains("cosine"), "{err}");
+    }
+
+    #[test]
+    fn the_cosine_factor_falls_from_one_to_lr_final_and_constant_stays_at_one() {
+        let cosine = DataSection {
+            lr_anneal: LrAnneal::Cosine,
+            lr_anneal_final: 0.1,
+            ..DataSection::default()
+        };
+        assert_eq!(cosine.lr_factor(0.0), 1.0);
+        assert!((cosine.lr_factor(0.5) - 0.55).abs() < 1e-12);
+        assert!((cosine.lr_factor(1.0) - 0.1).abs() < 1e-12);
+        let factors: Vec<f64> = (0..=100)
+            .map(|i| cosine.lr_factor(f64::from(i) / 100.0))
+            .collect();
+        assert!(factors.windows(2).all(|w| w[1] < w[0]), "{factors:?}");
+        // Past the end it stays at the end.
+        assert!((cosine.lr_factor(1.5) - 0.1).abs() < 1e-12);
+        let constant = DataSection::default();
+        assert!(
+            [0.0, 0.3, 1.0]
+                .iter()
+                .all(|&f| constant.lr_factor(f) == 1.0)
+        );
     }
 
     #[test]

@@ -1,0 +1,395 @@
+//! The end-of-run choice of the exported player, at the budget it is exported with.
+//!
+//! The gate compares networks at the loop's cheap budget, where a player's strength
+//! need not say much about the same network at 800 visits with leaf quiescence (issue
+//! #23 found the pre-trained network the best 800-visit one of a 2-hour run). So when
+//! `[rating] final_gauntlet_games` is set, the run ends with a round robin at
+//! `final_visits` and `final_quiescence` among the pre-trained network and the last
+//! three accepted ones ([`contenders`]); the one with the best score is exported, rated
+//! in the final match and reported as the run's best player. With
+//! `final_quiescence_choices`, the winner then plays itself at each of those weights,
+//! and the best weight goes into its `engine.toml`: the weight is chosen per network,
+//! by measurement, not once for all.
+//!
+//! Each round robin is a `gauntlet` event (every pair's match and the table), and its
+//! games are in `matches/gauntlet-*.pgn`. Ties go to the newer network and to the
+//! higher weight, so that a round robin the deadline cut short keeps the accepted
+//! network at `final_quiescence`.
+
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use xq_eval::{
+    matches::{MatchConfig, run_match_until},
+    player::{Player, PlayerError},
+    referee::GameSettings,
+    spec::PlayerSpec,
+};
+use xq_run::{
+    ModelRef, RunDir,
+    events::{Event, EventLog, GauntletEntry, GauntletEvent, GauntletStage, TrainPhase},
+    safe_file_name,
+};
+
+use crate::{
+    config::RatingSection,
+    gate::net_spec,
+    progress::{SharedObserver, Task, Update},
+};
+
+/// How many of the newest accepted networks join the pre-trained one.
+const LAST_ACCEPTED: usize = 3;
+
+/// The player a run exports: a network and its leaf quiescence in percent.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Choice {
+    pub model: ModelRef,
+    pub quiescence: u8,
+}
+
+/// The networks the round robin compares, oldest first, each once, with whether it is
+/// the pre-trained one: the last accepted network at or before the last step of
+/// pre-training (the `train` events' phase; the first accepted one when the run did not
+/// pre-train), then the last [`LAST_ACCEPTED`] accepted ones.
+///
+/// # Errors
+/// If the accepted networks cannot be listed.
+pub fn contenders(run: &RunDir, log: &EventLog) -> Result<Vec<(ModelRef, bool)>> {
+    let accepted = run.accepted_models()?;
+    let pretrain_end = log
+        .events()
+        .filter_map(|e| match e {
+            Event::Train(t) if t.phase == TrainPhase::Supervised => Some(t.step),
+            _ => None,
+        })
+        .max();
+    let pretrained = match pretrain_end {
+        Some(end) => accepted.iter().rev().find(|m| m.step <= end),
+        None => accepted.first(),
+    };
+    let mut out: Vec<(ModelRef, bool)> =
+        pretrained.map(|m| (m.clone(), true)).into_iter().collect();
+    let newest = accepted.len().saturating_sub(LAST_ACCEPTED);
+    for m in &accepted[newest..] {
+        if out.iter().all(|(o, _)| o.name != m.name) {
+            out.push((m.clone(), false));
+        }
+    }
+    out.sort_by_key(|(m, _)| m.step);
+    Ok(out)
+}
+
+/// The last `gauntlet` event's winner: the run's exported player, when a round robin
+/// chose it.
+pub fn last_winner(log: &EventLog) -> Option<&GauntletEntry> {
+    log.events()
+        .filter_map(|e| match e {
+            Event::Gauntlet(g) => g.entries.get(g.winner),
+            _ => None,
+        })
+        .next_back()
+}
+
+/// The games both round robins plan: what the final reserve is shared by.
+pub fn planned_games(r: &RatingSection, networks: usize) -> usize {
+    let pairs = |n: usize| n * n.saturating_sub(1) / 2;
+    let weights = distinct_weights(r).len();
+    r.final_gauntlet_games * (pairs(networks) + if weights > 1 { pairs(weights) } else { 0 })
+}
+
+/// `final_quiescence_choices`, ascending and each once.
+fn distinct_weights(r: &RatingSection) -> Vec<u8> {
+    let mut w = r.final_quiescence_choices.clone();
+    w.sort_unstable();
+    w.dedup();
+    w
+}
+
+/// Plays the round robins of the module docs by `deadline` and returns the exported
+/// player; `accepted` at `final_quiescence` when they are off or have fewer than two
+/// players.
+///
+/// # Errors
+/// A player that cannot be built or played, or a run directory that cannot be written.
+pub fn choose(
+    obs: &SharedObserver,
+    run: &RunDir,
+    accepted: ModelRef,
+    r: &RatingSection,
+    deadline: Option<Instant>,
+) -> Result<Choice> {
+    let mut choice = Choice {
+        model: accepted,
+        quiescence: r.final_quiescence,
+    };
+    if r.final_gauntlet_games == 0 {
+        return Ok(choice);
+    }
+    let networks = contenders(run, &run.events()?)?;
+    let weights = distinct_weights(r);
+    // The second round robin gets its share of the time up front.
+    let planned = planned_games(r, networks.len()).max(1);
+    let first_share = deadline.map(|d| {
+        let now = Instant::now();
+        let first = r.final_gauntlet_games * networks.len() * networks.len().saturating_sub(1) / 2;
+        now + d
+            .saturating_duration_since(now)
+            .mul_f64(first as f64 / planned as f64)
+    });
+    if networks.len() > 1 {
+        let entries = networks
+            .into_iter()
+            .map(|(model, pretrained)| Contender {
+                model,
+                quiescence: r.final_quiescence,
+                pretrained,
+            })
+            .collect();
+        let won = round_robin(obs, run, r, GauntletStage::Networks, entries, first_share)?;
+        choice.model = won.model;
+    }
+    if weights.len() > 1 {
+        let entries = weights
+            .iter()
+            .map(|&quiescence| Contender {
+                model: choice.model.clone(),
+                quiescence,
+                pretrained: false,
+            })
+            .collect();
+        choice.quiescence =
+            round_robin(obs, run, r, GauntletStage::Quiescence, entries, deadline)?.quiescence;
+    }
+    Ok(choice)
+}
+
+/// A player of a round robin.
+#[derive(Debug, Clone)]
+struct Contender {
+    model: ModelRef,
+    quiescence: u8,
+    pretrained: bool,
+}
+
+impl Contender {
+    fn label(&self) -> String {
+        format!("{}@q{}", self.model.name, self.quiescence)
+    }
+}
+
+/// Every pair of `entries` plays `final_gauntlet_games` at `final_visits`, the pairs
+/// sharing the time to `deadline`; records the `gauntlet` event and returns the winner.
+fn round_robin(
+    obs: &SharedObserver,
+    run: &RunDir,
+    r: &RatingSection,
+    stage: GauntletStage,
+    entries: Vec<Contender>,
+    deadline: Option<Instant>,
+) -> Result<Contender> {
+    let visits = r.final_visits();
+    let time_control = r.time_control.parse()?;
+    let openings = xq_eval::openings::from_spec(&r.openings, r.seed)
+        .with_context(|| format!("[rating] openings {:?}", r.openings))?;
+    let pairs: Vec<(usize, usize)> = (0..entries.len())
+        .flat_map(|i| (i + 1..entries.len()).map(move |j| (i, j)))
+        .collect();
+    let mut table: Vec<GauntletEntry> = entries
+        .iter()
+        .map(|c| GauntletEntry {
+            model: c.model.name.clone(),
+            step: c.model.step,
+            quiescence: c.quiescence,
+            pretrained: c.pretrained,
+            points: 0.0,
+            games: 0,
+        })
+        .collect();
+    let mut matches = Vec::with_capacity(pairs.len());
+    obs.log(&format!(
+        "gauntlet ({stage:?}): {} at {visits} visits, {} games a pair",
+        entries
+            .iter()
+            .map(Contender::label)
+            .collect::<Vec<_>>()
+            .join(", "),
+        r.final_gauntlet_games
+    ));
+    for (k, &(i, j)) in pairs.iter().enumerate() {
+        let spec = |c: &Contender| {
+            let mut spec = net_spec(run, &c.model, visits);
+            if let PlayerSpec::Net { quiescence_pct, .. } = &mut spec {
+                *quiescence_pct = c.quiescence;
+            }
+            spec
+        };
+        let (a, b) = (spec(&entries[i]), spec(&entries[j]));
+        let (la, lb) = (entries[i].label(), entries[j].label());
+        let share = deadline.map(|d| {
+            let now = Instant::now();
+            let left = u32::try_from(pairs.len() - k).unwrap_or(u32::MAX);
+            now + d.saturating_duration_since(now) / left
+        });
+        let config = MatchConfig {
+            games: r.final_gauntlet_games,
+            concurrency: r.concurrency.max(1),
+            settings: GameSettings {
+                time_control,
+                ..GameSettings::default()
+            },
+            openings: openings.clone(),
+            sprt: None,
+            seed: r.seed ^ (k as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            pgn_out: Some(run.matches_dir().join(format!(
+                "gauntlet-{}-vs-{}.pgn",
+                safe_file_name(&la),
+                safe_file_name(&lb)
+            ))),
+            event: format!("gauntlet {la} vs {lb}"),
+        };
+        let build_a = || -> Result<Box<dyn Player>, PlayerError> { a.build() };
+        let build_b = || -> Result<Box<dyn Player>, PlayerError> { b.build() };
+        let mut task = obs
+            .live()
+            .then(|| obs.begin(Task::Match { tag: "gauntlet" }));
+        let report = run_match_until(&build_a, &build_b, &config, share, &mut |s| {
+            if let Some(t) = &mut task {
+                t.update(Update::Match(s));
+            }
+        })?;
+        drop(task);
+        obs.log(&format!("gauntlet: {la} vs {lb}: {}", report.status.line()));
+        let mut summary = report.summary();
+        (summary.a, summary.b) = (la, lb);
+        let draws = summary.draws as f64 / 2.0;
+        table[i].points += summary.wins as f64 + draws;
+        table[j].points += summary.losses as f64 + draws;
+        table[i].games += summary.games;
+        table[j].games += summary.games;
+        matches.push(summary);
+    }
+    let winner = winner(&table);
+    for e in &table {
+        obs.log(&format!(
+            "gauntlet: {}@q{}{}: {} of {}",
+            e.model,
+            e.quiescence,
+            if e.pretrained { " (pre-trained)" } else { "" },
+            e.points,
+            e.games
+        ));
+    }
+    obs.log(&format!(
+        "gauntlet: {}@q{} chosen",
+        table[winner].model, table[winner].quiescence
+    ));
+    run.record(Event::Gauntlet(GauntletEvent {
+        stage,
+        visits,
+        entries: table,
+        matches,
+        winner,
+    }))?;
+    Ok(entries[winner].clone())
+}
+
+/// The entry with the best score (points a game; ½ without games), the later one on a
+/// tie: entries come oldest network and lowest weight first.
+fn winner(table: &[GauntletEntry]) -> usize {
+    let score = |e: &GauntletEntry| {
+        if e.games == 0 {
+            0.5
+        } else {
+            e.points / e.games as f64
+        }
+    };
+    let mut best = 0;
+    for (i, e) in table.iter().enumerate() {
+        if score(e) >= score(&table[best]) {
+            best = i;
+        }
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(points: f64, games: u64) -> GauntletEntry {
+        GauntletEntry {
+            model: String::new(),
+            step: 0,
+            quiescence: 75,
+            pretrained: false,
+            points,
+            games,
+        }
+    }
+
+    #[test]
+    fn the_best_score_wins_and_a_tie_goes_to_the_later_entry() {
+        assert_eq!(winner(&[entry(12.0, 20), entry(8.0, 20)]), 0);
+        assert_eq!(winner(&[entry(10.0, 20), entry(10.0, 20)]), 1);
+        // A score, not a total: a deadline can leave entries with fewer games.
+        assert_eq!(winner(&[entry(9.0, 12), entry(10.0, 20)]), 0);
+        // No games at all keeps the newest.
+        assert_eq!(winner(&[entry(0.0, 0), entry(0.0, 0), entry(0.0, 0)]), 2);
+    }
+
+    fn names(contenders: &[(ModelRef, bool)]) -> Vec<(String, bool)> {
+        contenders
+            .iter()
+            .map(|(m, p)| (m.name.clone(), *p))
+            .collect()
+    }
+
+    #[test]
+    fn the_pre_trained_network_and_the_last_three_accepted_ones_contend_once_each() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        for step in [100, 200, 300, 400, 500] {
+            std::fs::create_dir_all(run.accepted_dir().join(xq_run::model_name(step))).unwrap();
+        }
+        let s = |step: u64| (xq_run::model_name(step), false);
+        let pre = |step: u64| (xq_run::model_name(step), true);
+        // Pre-training ended at step 220: the network accepted last before it.
+        let log = EventLog::parse(
+            "{\"kind\":\"train\",\"step\":150,\"phase\":\"supervised\"}\n\
+             {\"kind\":\"train\",\"step\":220,\"phase\":\"supervised\"}\n\
+             {\"kind\":\"train\",\"step\":450,\"phase\":\"selfplay\"}\n",
+        );
+        assert_eq!(
+            names(&contenders(&run, &log).unwrap()),
+            [pre(200), s(300), s(400), s(500)]
+        );
+        // Without pre-training, the first accepted network is where self-play started.
+        let log = EventLog::parse("{\"kind\":\"train\",\"step\":450,\"phase\":\"selfplay\"}\n");
+        assert_eq!(
+            names(&contenders(&run, &log).unwrap()),
+            [pre(100), s(300), s(400), s(500)]
+        );
+        // A pre-trained network among the newest ones is listed once.
+        let log = EventLog::parse("{\"kind\":\"train\",\"step\":420,\"phase\":\"supervised\"}\n");
+        assert_eq!(
+            names(&contenders(&run, &log).unwrap()),
+            [s(300), pre(400), s(500)]
+        );
+    }
+
+    #[test]
+    fn both_round_robins_share_the_reserve_by_their_planned_games() {
+        let r = RatingSection {
+            final_gauntlet_games: 10,
+            final_quiescence_choices: vec![100, 50, 75, 75],
+            ..RatingSection::default()
+        };
+        // 4 networks: 6 pairs; weights 50, 75, 100: 3 pairs.
+        assert_eq!(planned_games(&r, 4), 90);
+        let one_weight = RatingSection {
+            final_quiescence_choices: vec![75],
+            ..r
+        };
+        assert_eq!(planned_games(&one_weight, 2), 10);
+    }
+}
