@@ -21,12 +21,12 @@ use xq_run::{
 
 use crate::config::GateSection;
 
-/// The network player for a model of the run.
-pub fn net_spec(run: &RunDir, m: &ModelRef, visits: u32) -> PlayerSpec {
+/// The network player for a model of the run, with its leaf quiescence in percent.
+pub fn net_spec(run: &RunDir, m: &ModelRef, visits: u32, quiescence_pct: u8) -> PlayerSpec {
     PlayerSpec::Net {
         checkpoint: run.model_path(m),
         visits,
-        quiescence_pct: 0,
+        quiescence_pct,
         gumbel: false,
     }
 }
@@ -88,8 +88,8 @@ pub fn gate_once(
     } else {
         None
     };
-    let a = net_spec(run, &candidate, cfg.visits);
-    let b = net_spec(run, &accepted, cfg.visits);
+    let a = net_spec(run, &candidate, cfg.visits, 0);
+    let b = net_spec(run, &accepted, cfg.visits, 0);
     let config = GateConfig {
         matches: MatchConfig {
             games: cfg.games,

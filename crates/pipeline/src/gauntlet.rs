@@ -18,13 +18,7 @@
 
 use std::time::Instant;
 
-use anyhow::{Context, Result};
-use xq_eval::{
-    matches::{MatchConfig, run_match_until},
-    player::{Player, PlayerError},
-    referee::GameSettings,
-    spec::PlayerSpec,
-};
+use anyhow::Result;
 use xq_run::{
     ModelRef, RunDir,
     events::{Event, EventLog, GauntletEntry, GauntletEvent, GauntletStage, TrainPhase},
@@ -34,7 +28,8 @@ use xq_run::{
 use crate::{
     config::RatingSection,
     gate::net_spec,
-    progress::{SharedObserver, Task, Update},
+    progress::SharedObserver,
+    rating::{RunMatch, play_match, share},
 };
 
 /// How many of the newest accepted networks join the pre-trained one.
@@ -188,9 +183,6 @@ fn round_robin(
     deadline: Option<Instant>,
 ) -> Result<Contender> {
     let visits = r.final_visits();
-    let time_control = r.time_control.parse()?;
-    let openings = xq_eval::openings::from_spec(&r.openings, r.seed)
-        .with_context(|| format!("[rating] openings {:?}", r.openings))?;
     let pairs: Vec<(usize, usize)> = (0..entries.len())
         .flat_map(|i| (i + 1..entries.len()).map(move |j| (i, j)))
         .collect();
@@ -216,49 +208,23 @@ fn round_robin(
         r.final_gauntlet_games
     ));
     for (k, &(i, j)) in pairs.iter().enumerate() {
-        let spec = |c: &Contender| {
-            let mut spec = net_spec(run, &c.model, visits);
-            if let PlayerSpec::Net { quiescence_pct, .. } = &mut spec {
-                *quiescence_pct = c.quiescence;
-            }
-            spec
-        };
+        let spec = |c: &Contender| net_spec(run, &c.model, visits, c.quiescence);
         let (a, b) = (spec(&entries[i]), spec(&entries[j]));
         let (la, lb) = (entries[i].label(), entries[j].label());
-        let share = deadline.map(|d| {
-            let now = Instant::now();
-            let left = u32::try_from(pairs.len() - k).unwrap_or(u32::MAX);
-            now + d.saturating_duration_since(now) / left
-        });
-        let config = MatchConfig {
+        let game = RunMatch {
+            tag: "gauntlet",
+            a: &a,
+            b: &b,
             games: r.final_gauntlet_games,
-            concurrency: r.concurrency.max(1),
-            settings: GameSettings {
-                time_control,
-                ..GameSettings::default()
-            },
-            openings: openings.clone(),
-            sprt: None,
             seed: r.seed ^ (k as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
-            pgn_out: Some(run.matches_dir().join(format!(
-                "gauntlet-{}-vs-{}.pgn",
+            file: format!(
+                "gauntlet-{}-vs-{}",
                 safe_file_name(&la),
                 safe_file_name(&lb)
-            ))),
+            ),
             event: format!("gauntlet {la} vs {lb}"),
         };
-        let build_a = || -> Result<Box<dyn Player>, PlayerError> { a.build() };
-        let build_b = || -> Result<Box<dyn Player>, PlayerError> { b.build() };
-        let mut task = obs
-            .live()
-            .then(|| obs.begin(Task::Match { tag: "gauntlet" }));
-        let report = run_match_until(&build_a, &build_b, &config, share, &mut |s| {
-            if let Some(t) = &mut task {
-                t.update(Update::Match(s));
-            }
-        })?;
-        drop(task);
-        obs.log(&format!("gauntlet: {la} vs {lb}: {}", report.status.line()));
+        let report = play_match(obs, run, r, &game, share(deadline, pairs.len() - k))?;
         let mut summary = report.summary();
         (summary.a, summary.b) = (la, lb);
         let draws = summary.draws as f64 / 2.0;

@@ -8,7 +8,7 @@ use std::time::Instant;
 use anyhow::{Context, Result};
 use xq_data::tensorboard::TbLogger;
 use xq_eval::{
-    matches::{MatchConfig, run_match_until},
+    matches::{MatchConfig, MatchReport, run_match_until},
     player::{Player, PlayerError},
     referee::GameSettings,
     spec::PlayerSpec,
@@ -69,6 +69,84 @@ impl Stage {
     }
 }
 
+/// One match of a run's ratings or end-of-run round robins, under `[rating]`'s time
+/// control, openings and concurrency.
+pub(crate) struct RunMatch<'a> {
+    /// The live display's tag, also the start of `file`.
+    pub tag: &'static str,
+    pub a: &'a PlayerSpec,
+    pub b: &'a PlayerSpec,
+    pub games: usize,
+    pub seed: u64,
+    /// The PGN's name in `matches/`, without `.pgn`.
+    pub file: String,
+    /// The PGN's `Event` tag.
+    pub event: String,
+}
+
+/// Plays `game` by `deadline`, drawing its progress when `obs` is live, and logs its
+/// result line (and how far a deadline cut it).
+///
+/// # Errors
+/// A player that cannot be built or played, or a bad `[rating]` time control or
+/// openings.
+pub(crate) fn play_match(
+    obs: &SharedObserver,
+    run: &RunDir,
+    r: &RatingSection,
+    game: &RunMatch<'_>,
+    deadline: Option<Instant>,
+) -> Result<MatchReport> {
+    let tag = game.tag;
+    let openings = xq_eval::openings::from_spec(&r.openings, r.seed)
+        .with_context(|| format!("[rating] openings {:?}", r.openings))?;
+    let config = MatchConfig {
+        games: game.games,
+        concurrency: r.concurrency.max(1),
+        settings: GameSettings {
+            time_control: r.time_control.parse()?,
+            ..GameSettings::default()
+        },
+        openings,
+        sprt: None,
+        seed: game.seed,
+        pgn_out: Some(run.matches_dir().join(format!("{}.pgn", game.file))),
+        event: game.event.clone(),
+    };
+    let build_a = || -> Result<Box<dyn Player>, PlayerError> { game.a.build() };
+    let build_b = || -> Result<Box<dyn Player>, PlayerError> { game.b.build() };
+    let mut task = obs.live().then(|| obs.begin(Task::Match { tag }));
+    let report = run_match_until(&build_a, &build_b, &config, deadline, &mut |s| {
+        if let Some(t) = &mut task {
+            t.update(Update::Match(s));
+        }
+    })?;
+    drop(task);
+    obs.log(&format!("{tag}: {}", report.status.line()));
+    if let Some(cut) = report.cutoff {
+        obs.log(&format!(
+            "{tag}: {} of {} planned games played ({}; {} of cut pairs discarded)",
+            report.games.len(),
+            report.status.planned_games,
+            cut.describe(),
+            match report.discarded_games {
+                1 => "1 game".to_owned(),
+                n => format!("{n} games"),
+            }
+        ));
+    }
+    Ok(report)
+}
+
+/// An equal part of the time to `deadline` for the next of `left` matches (what one
+/// leaves unused goes to the ones after it).
+pub(crate) fn share(deadline: Option<Instant>, left: usize) -> Option<Instant> {
+    deadline.map(|d| {
+        let now = Instant::now();
+        now + d.saturating_duration_since(now) / u32::try_from(left.max(1)).unwrap_or(u32::MAX)
+    })
+}
+
 /// Rates `model` against each opponent of `stage` by `deadline`, which the opponents
 /// share: each gets an equal part of the time left when its match starts (what one
 /// leaves unused goes to the next). Appends `rating` events; a match cut by the
@@ -95,60 +173,20 @@ pub fn rate(
     if games == 0 {
         return Ok(());
     }
-    let mut me = net_spec(run, model, visits);
-    if let PlayerSpec::Net { quiescence_pct, .. } = &mut me {
-        *quiescence_pct = quiescence;
-    }
-    let time_control = r.time_control.parse()?;
-    let openings = xq_eval::openings::from_spec(&r.openings, r.seed)
-        .with_context(|| format!("[rating] openings {:?}", r.openings))?;
+    let me = net_spec(run, model, visits, quiescence);
     let mut tb = TbLogger::new(run.rating_logs_dir());
     for (k, opponent) in opponents.iter().enumerate() {
         let spec: PlayerSpec = opponent.parse()?;
-        let share = deadline.map(|d| {
-            let now = Instant::now();
-            let left = opponents.len() - k;
-            now + d.saturating_duration_since(now) / u32::try_from(left).unwrap_or(u32::MAX)
-        });
-        let config = MatchConfig {
+        let game = RunMatch {
+            tag,
+            a: &me,
+            b: &spec,
             games,
-            concurrency: r.concurrency.max(1),
-            settings: GameSettings {
-                time_control,
-                ..GameSettings::default()
-            },
-            openings: openings.clone(),
-            sprt: None,
             seed: r.seed ^ model.step,
-            pgn_out: Some(run.matches_dir().join(format!(
-                "{tag}-{}-vs-{}.pgn",
-                model.name,
-                safe_file_name(opponent)
-            ))),
+            file: format!("{tag}-{}-vs-{}", model.name, safe_file_name(opponent)),
             event: format!("{tag} {} vs {opponent}", model.name),
         };
-        let build_a = || -> Result<Box<dyn Player>, PlayerError> { me.build() };
-        let build_b = || -> Result<Box<dyn Player>, PlayerError> { spec.build() };
-        let mut task = obs.live().then(|| obs.begin(Task::Match { tag }));
-        let report = run_match_until(&build_a, &build_b, &config, share, &mut |s| {
-            if let Some(t) = &mut task {
-                t.update(Update::Match(s));
-            }
-        })?;
-        drop(task);
-        obs.log(&format!("{tag}: {}", report.status.line()));
-        if let Some(cut) = report.cutoff {
-            obs.log(&format!(
-                "{tag}: {} of {} planned games played ({}; {} of cut pairs discarded)",
-                report.games.len(),
-                report.status.planned_games,
-                cut.describe(),
-                match report.discarded_games {
-                    1 => "1 game".to_owned(),
-                    n => format!("{n} games"),
-                }
-            ));
-        }
+        let report = play_match(obs, run, r, &game, share(deadline, opponents.len() - k))?;
         run.record(Event::Rating(RatingEvent {
             model: model.name.clone(),
             opponent: opponent.clone(),
