@@ -388,7 +388,7 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
         start: Instant::now(),
         before: state.elapsed_seconds,
         limit: (r.budget_minutes > 0.0).then_some(r.budget_minutes * 60.0),
-        reserve: if cfg.rating.final_games > 0 {
+        reserve: if cfg.rating.final_games > 0 || cfg.rating.final_gauntlet_games > 0 {
             r.final_reserve_minutes * 60.0
         } else {
             0.0
