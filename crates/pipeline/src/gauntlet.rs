@@ -87,9 +87,13 @@ pub fn last_winner(log: &EventLog) -> Option<&GauntletEntry> {
 
 /// The games both round robins plan: what the final reserve is shared by.
 pub fn planned_games(r: &RatingSection, networks: usize) -> usize {
-    let pairs = |n: usize| n * n.saturating_sub(1) / 2;
     let weights = distinct_weights(r).len();
     r.final_gauntlet_games * (pairs(networks) + if weights > 1 { pairs(weights) } else { 0 })
+}
+
+/// The pairs of a round robin of `n` players.
+const fn pairs(n: usize) -> usize {
+    n * n.saturating_sub(1) / 2
 }
 
 /// `final_quiescence_choices`, ascending and each once.
@@ -100,9 +104,9 @@ fn distinct_weights(r: &RatingSection) -> Vec<u8> {
     w
 }
 
-/// Plays the round robins of the module docs by `deadline` and returns the exported
-/// player; `accepted` at `final_quiescence` when they are off or have fewer than two
-/// players.
+/// Plays the round robins of the module docs among `networks` (the [`contenders`]) by
+/// `deadline` and returns the exported player; `accepted` at `final_quiescence` when
+/// they are off or have fewer than two players.
 ///
 /// # Errors
 /// A player that cannot be built or played, or a run directory that cannot be written.
@@ -110,6 +114,7 @@ pub fn choose(
     obs: &SharedObserver,
     run: &RunDir,
     accepted: ModelRef,
+    networks: Vec<(ModelRef, bool)>,
     r: &RatingSection,
     deadline: Option<Instant>,
 ) -> Result<Choice> {
@@ -120,13 +125,12 @@ pub fn choose(
     if r.final_gauntlet_games == 0 {
         return Ok(choice);
     }
-    let networks = contenders(run, &run.events()?)?;
     let weights = distinct_weights(r);
     // The second round robin gets its share of the time up front.
     let planned = planned_games(r, networks.len()).max(1);
     let first_share = deadline.map(|d| {
         let now = Instant::now();
-        let first = r.final_gauntlet_games * networks.len() * networks.len().saturating_sub(1) / 2;
+        let first = r.final_gauntlet_games * pairs(networks.len());
         now + d
             .saturating_duration_since(now)
             .mul_f64(first as f64 / planned as f64)
