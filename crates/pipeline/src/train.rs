@@ -1793,7 +1793,7 @@ mod tests {
     }
 
     #[test]
-    fn the_cosine_schedule_scales_the_self_play_rate_by_the_runs_progress() {
+    fn the_self_play_rate_is_its_share_of_lr_annealed_by_the_runs_progress() {
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::open(dir.path()).unwrap();
         let mut cfg = tiny();
@@ -1802,6 +1802,7 @@ mod tests {
         cfg.data.event_every = 1;
         cfg.data.lr_anneal = crate::config::train::LrAnneal::Cosine;
         cfg.data.lr_anneal_final = 0.2;
+        cfg.data.selfplay_lr_scale = 0.5;
         random_games(&run, 4, 1);
         let stop = AtomicBool::new(false);
         let step = train_until(&run, &cfg, Some(4), &Progress::steps(4), &stop, &quiet()).unwrap();
@@ -1824,7 +1825,9 @@ mod tests {
             lrs.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-12),
             "{lrs:?} {want:?}"
         );
-        assert!(lrs[3] < lrs[0] && lrs[3] > 0.1 * cfg.data.lr_anneal_final);
+        // The first step at half of `lr`, the last above half of its final share.
+        assert!((lrs[0] - 0.05).abs() < 1e-12, "{lrs:?}");
+        assert!(lrs[3] < lrs[0] && lrs[3] > 0.05 * cfg.data.lr_anneal_final);
     }
 
     #[test]

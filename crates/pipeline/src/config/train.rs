@@ -193,6 +193,11 @@ pub struct DataSection {
     pub lr_anneal: LrAnneal,
     /// The share of the rate that `lr_anneal = "cosine"` reaches at the end of the run.
     pub lr_anneal_final: f64,
+    /// Self-play training's rate as a share of the trainer's `lr` (before `lr_anneal`).
+    /// Pre-training's plateau rule ends it at a small share of `lr` (0.027 after three
+    /// drops of 0.3); going back to the full rate when self-play starts moves the network
+    /// away from what it learned, and a share below 1 fine-tunes it instead.
+    pub selfplay_lr_scale: f64,
     /// Publish a candidate network to `models/candidates/` every this many steps.
     pub candidate_every: u64,
     /// Evaluate the held-out PGN split (when there is one) and the held-out self-play
@@ -241,17 +246,19 @@ impl DataSection {
             .transpose()
     }
 
-    /// The factor of the learning rate `fraction` of the way through the run (clamped
-    /// to [0, 1]): 1 throughout for `"constant"`; for `"cosine"`,
+    /// The factor of the learning rate of self-play training `fraction` of the way
+    /// through the run (clamped to [0, 1]): `selfplay_lr_scale` times 1 throughout for
+    /// `"constant"`, and for `"cosine"` times
     /// `lr_anneal_final + (1 − lr_anneal_final)·(1 + cos(π·fraction))/2`, from 1 down to `lr_anneal_final`.
     pub fn lr_factor(&self, fraction: f64) -> f64 {
-        match self.lr_anneal {
+        let anneal = match self.lr_anneal {
             LrAnneal::Constant => 1.0,
             LrAnneal::Cosine => {
                 let cos = 0.5 * (1.0 + (std::f64::consts::PI * fraction.clamp(0.0, 1.0)).cos());
                 self.lr_anneal_final + (1.0 - self.lr_anneal_final) * cos
             }
-        }
+        };
+        self.selfplay_lr_scale * anneal
     }
 }
 
@@ -265,6 +272,7 @@ impl Default for DataSection {
             max_reuse: None,
             lr_anneal: LrAnneal::Constant,
             lr_anneal_final: 0.1,
+            selfplay_lr_scale: 1.0,
             candidate_every: 1_000,
             holdout_every: 500,
             holdout_max: 10_000,
@@ -359,6 +367,11 @@ impl TrainSection {
             (0.0..=1.0).contains(&d.lr_anneal_final),
             "lr_anneal_final",
             "in [0, 1]",
+        )?;
+        check(
+            d.selfplay_lr_scale > 0.0 && d.selfplay_lr_scale <= 1.0,
+            "selfplay_lr_scale",
+            "in (0, 1]",
         )?;
         d.reuse_cap()
             .map_err(|e| ConfigError::invalid(format!("[train] {e}")))?;
@@ -582,6 +595,14 @@ mod tests {
             ),
             ("[train]\nmax_reuse = 0.0\n", "[train] max_reuse must be"),
             (
+                "[train]\nselfplay_lr_scale = 0.0\n",
+                "[train] selfplay_lr_scale must be in (0, 1]",
+            ),
+            (
+                "[train]\nselfplay_lr_scale = 2.0\n",
+                "[train] selfplay_lr_scale must be in (0, 1]",
+            ),
+            (
                 "[train]\nsamples_per_position = 6\nmax_reuse = 4\n",
                 "[train] max_reuse must be a number greater than samples_per_position (6), got 4",
             ),
@@ -617,6 +638,13 @@ mod tests {
                 .iter()
                 .all(|&f| constant.lr_factor(f) == 1.0)
         );
+        // The self-play share scales both schedules.
+        let scaled = DataSection {
+            selfplay_lr_scale: 0.1,
+            ..cosine
+        };
+        assert!((scaled.lr_factor(0.0) - 0.1).abs() < 1e-12);
+        assert!((scaled.lr_factor(1.0) - 0.01).abs() < 1e-12);
     }
 
     #[test]
