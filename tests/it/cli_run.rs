@@ -190,15 +190,26 @@ fn a_run_killed_at_several_moments_resumes_and_finishes() {
             .any(|e| e["kind"] == "rating" && e["final"] == true),
         "no final rating"
     );
-    // The run ended by choosing its player: the winner of the last round robin (here
-    // its weight among 0 and 50%) is the one rated in the final match and exported
-    // with that weight.
+    // The run ended by choosing its player: the newest network's weight among 0 and
+    // 50% first, then the networks' round robin with the self-play ones at that weight;
+    // the winner of the last round robin is the one rated in the final match and
+    // exported with its weight.
     let gauntlets: Vec<&serde_json::Value> =
         parsed.iter().filter(|e| e["kind"] == "gauntlet").collect();
-    let last = gauntlets.last().expect("no gauntlet event");
-    assert_eq!(last["stage"], "quiescence", "{last}");
-    assert_eq!(last["matches"].as_array().unwrap().len(), 1, "{last}");
-    let chosen = &last["entries"][last["winner"].as_u64().unwrap() as usize];
+    let winner =
+        |g: &serde_json::Value| g["entries"][g["winner"].as_u64().unwrap() as usize].clone();
+    let weights = gauntlets.first().expect("no gauntlet event");
+    assert_eq!(weights["stage"], "quiescence", "{weights}");
+    assert_eq!(weights["matches"].as_array().unwrap().len(), 1, "{weights}");
+    let selfplay_weight = &winner(weights)["quiescence"];
+    let networks = gauntlets.last().unwrap();
+    assert_eq!(networks["stage"], "networks", "{networks}");
+    for e in networks["entries"].as_array().unwrap() {
+        if e["pretrained"] == false {
+            assert_eq!(&e["quiescence"], selfplay_weight, "{networks}");
+        }
+    }
+    let chosen = &winner(networks);
     let final_rating = parsed
         .iter()
         .rfind(|e| e["kind"] == "rating" && e["final"] == true)

@@ -4,17 +4,24 @@
 //! need not say much about the same network at 800 visits with leaf quiescence (issue
 //! #23 found the pre-trained network the best 800-visit one of a 2-hour run). So when
 //! `[rating] final_gauntlet_games` is set, the run ends with a round robin at
-//! `final_visits` and `final_quiescence` among the pre-trained network and the last
-//! three accepted ones ([`contenders`]); the one with the best score is exported, rated
-//! in the final match and reported as the run's best player. With
-//! `final_quiescence_choices`, the winner then plays itself at each of those weights,
-//! and the best weight goes into its `engine.toml`: the weight is chosen per network,
-//! by measurement, not once for all.
+//! `final_visits` among the pre-trained network and the last three accepted ones
+//! ([`contenders`]); the one with the best score is exported, rated in the final match
+//! and reported as the run's best player.
+//!
+//! Each network plays at its own leaf quiescence weight. The pre-trained one plays at
+//! `final_quiescence`. With `final_quiescence_choices`, the newest self-play network
+//! first plays itself at each of those weights, and the self-play networks play the
+//! round robin at the best one; otherwise they play at `final_quiescence` too. The
+//! order matters: at the README job's scale a self-play network beat its pre-trained
+//! one by +354 Elo in plain search and lost by 53 at leaf quiescence 0.75
+//! (docs/STRENGTH.md, "Which head self-play changed"), so a round robin at one weight
+//! for all would keep the network that weight suits. The winner's weight goes into its
+//! `engine.toml`.
 //!
 //! Each round robin is a `gauntlet` event (every pair's match and the table), and its
-//! games are in `matches/gauntlet-*.pgn`. Ties go to the newer network and to the
-//! higher weight, so that a round robin the deadline cut short keeps the accepted
-//! network at `final_quiescence`.
+//! games are in `matches/gauntlet-*.pgn`. Ties go to the newer network and to
+//! `final_quiescence` (the last entry of the weights' round robin), so that a round
+//! robin the deadline cut short keeps the accepted network at `final_quiescence`.
 
 use std::time::Instant;
 
@@ -96,17 +103,18 @@ const fn pairs(n: usize) -> usize {
     n * n.saturating_sub(1) / 2
 }
 
-/// `final_quiescence_choices`, ascending and each once.
+/// `final_quiescence_choices`, each once: ascending, but `final_quiescence` (when
+/// among them) last, so that it wins ties.
 fn distinct_weights(r: &RatingSection) -> Vec<u8> {
     let mut w = r.final_quiescence_choices.clone();
-    w.sort_unstable();
+    w.sort_unstable_by_key(|&q| (q == r.final_quiescence, q));
     w.dedup();
     w
 }
 
 /// Plays the round robins of the module docs among `networks` (the [`contenders`]) by
 /// `deadline` and returns the exported player; `accepted` at `final_quiescence` when
-/// they are off or have fewer than two players.
+/// they are off, and `accepted` at its best weight when there is one network.
 ///
 /// # Errors
 /// A player that cannot be built or played, or a run directory that cannot be written.
@@ -118,48 +126,71 @@ pub fn choose(
     r: &RatingSection,
     deadline: Option<Instant>,
 ) -> Result<Choice> {
-    let mut choice = Choice {
-        model: accepted,
-        quiescence: r.final_quiescence,
-    };
     if r.final_gauntlet_games == 0 {
-        return Ok(choice);
+        return Ok(Choice {
+            model: accepted,
+            quiescence: r.final_quiescence,
+        });
     }
     let weights = distinct_weights(r);
-    // The second round robin gets its share of the time up front.
+    // The weights' round robin gets its share of the time up front.
     let planned = planned_games(r, networks.len()).max(1);
-    let first_share = deadline.map(|d| {
+    let weights_share = deadline.map(|d| {
         let now = Instant::now();
-        let first = r.final_gauntlet_games * pairs(networks.len());
+        let first = r.final_gauntlet_games * pairs(weights.len());
         now + d
             .saturating_duration_since(now)
             .mul_f64(first as f64 / planned as f64)
     });
-    if networks.len() > 1 {
-        let entries = networks
-            .into_iter()
-            .map(|(model, pretrained)| Contender {
-                model,
-                quiescence: r.final_quiescence,
-                pretrained,
-            })
-            .collect();
-        let won = round_robin(obs, run, r, GauntletStage::Networks, entries, first_share)?;
-        choice.model = won.model;
-    }
+    // The newest self-play network's weight is the self-play networks' weight.
+    let newest = networks
+        .iter()
+        .rev()
+        .find(|(_, pretrained)| !pretrained)
+        .map_or(accepted, |(m, _)| m.clone());
+    let mut selfplay_weight = r.final_quiescence;
     if weights.len() > 1 {
         let entries = weights
             .iter()
             .map(|&quiescence| Contender {
-                model: choice.model.clone(),
+                model: newest.clone(),
                 quiescence,
                 pretrained: false,
             })
             .collect();
-        choice.quiescence =
-            round_robin(obs, run, r, GauntletStage::Quiescence, entries, deadline)?.quiescence;
+        let won = round_robin(
+            obs,
+            run,
+            r,
+            GauntletStage::Quiescence,
+            entries,
+            weights_share,
+        )?;
+        selfplay_weight = won.quiescence;
     }
-    Ok(choice)
+    if networks.len() < 2 {
+        return Ok(Choice {
+            model: newest,
+            quiescence: selfplay_weight,
+        });
+    }
+    let entries = networks
+        .into_iter()
+        .map(|(model, pretrained)| Contender {
+            model,
+            quiescence: if pretrained {
+                r.final_quiescence
+            } else {
+                selfplay_weight
+            },
+            pretrained,
+        })
+        .collect();
+    let won = round_robin(obs, run, r, GauntletStage::Networks, entries, deadline)?;
+    Ok(Choice {
+        model: won.model,
+        quiescence: won.quiescence,
+    })
 }
 
 /// A player of a round robin.
@@ -264,7 +295,7 @@ fn round_robin(
 }
 
 /// The entry with the best score (points a game; ½ without games), the later one on a
-/// tie: entries come oldest network and lowest weight first.
+/// tie: entries come oldest network first, and `final_quiescence` last among weights.
 fn winner(table: &[GauntletEntry]) -> usize {
     let score = |e: &GauntletEntry| {
         if e.games == 0 {
@@ -351,11 +382,14 @@ mod tests {
     fn both_round_robins_share_the_reserve_by_their_planned_games() {
         let r = RatingSection {
             final_gauntlet_games: 10,
+            final_quiescence: 75,
             final_quiescence_choices: vec![100, 50, 75, 75],
             ..RatingSection::default()
         };
         // 4 networks: 6 pairs; weights 50, 75, 100: 3 pairs.
         assert_eq!(planned_games(&r, 4), 90);
+        // `final_quiescence` (75) comes last, to win a tie.
+        assert_eq!(distinct_weights(&r), [50, 100, 75]);
         let one_weight = RatingSection {
             final_quiescence_choices: vec![75],
             ..r
