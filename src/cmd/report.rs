@@ -520,8 +520,9 @@ fn render_gauntlets(h: &mut String, d: &PageData) {
     }
     h.push_str(
         "<h3>The exported player's choice</h3>\n<p class=\"hint\">Round robins at the \
-         exported budget among the pre-trained network and the last accepted ones, then \
-         of the winner at each leaf quiescence weight; the best score is exported.</p>\n",
+         exported budget: the newest self-play network at each leaf quiescence weight, \
+         then the pre-trained network and the last accepted ones, the self-play ones at \
+         the chosen weight; the best score is exported.</p>\n",
     );
     for (k, g) in d.gauntlets.iter().enumerate() {
         let what = match g.stage {
