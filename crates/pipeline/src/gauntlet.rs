@@ -15,8 +15,9 @@
 //! order matters: at the README job's scale a self-play network beat its pre-trained
 //! one by +354 Elo in plain search and lost by 53 at leaf quiescence 0.75
 //! (docs/STRENGTH.md, "Which head self-play changed"), so a round robin at one weight
-//! for all would keep the network that weight suits. The winner's weight goes into its
-//! `engine.toml`.
+//! for all would keep the network that weight suits (there, with the self-play network
+//! weaker at 0.5 too, either order keeps the pre-trained one). The winner's weight goes
+//! into its `engine.toml`.
 //!
 //! Each round robin is a `gauntlet` event (every pair's match and the table), and its
 //! games are in `matches/gauntlet-*.pgn`. Ties go to the newer network and to

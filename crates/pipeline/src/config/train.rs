@@ -196,7 +196,9 @@ pub struct DataSection {
     /// Self-play training's rate as a share of the trainer's `lr` (before `lr_anneal`).
     /// Pre-training's plateau rule ends it at a small share of `lr` (0.027 after three
     /// drops of 0.3); going back to the full rate when self-play starts moves the network
-    /// away from what it learned, and a share below 1 fine-tunes it instead.
+    /// away from what it learned, and a share below 1 fine-tunes it instead (at the README
+    /// job's scale 0.1 halved the drift but did not make the exported player stronger:
+    /// docs/STRENGTH.md, "Self-play training's rate").
     pub selfplay_lr_scale: f64,
     /// Publish a candidate network to `models/candidates/` every this many steps.
     pub candidate_every: u64,
