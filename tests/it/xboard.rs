@@ -290,17 +290,24 @@ fn exported_player_finishes_a_perpetual_check_game_in_xboard_without_a_false_cla
     let game = parse_xboard_pgn(&pgn);
     // The game, for the record (visible with --nocapture).
     println!("{pgn}");
+    // What a failure shows: the game and the end of XBoard's log, which holds every
+    // line both engines and adapters exchanged (a forfeit's cause is there, not in
+    // the PGN).
+    let context = format!(
+        "{pgn}\nXBoard's debug log, last 80 lines:\n{}",
+        tail(&log, 80)
+    );
 
     // A result, and not one XBoard gave against a claim it refuted.
     assert!(
         ["1-0", "0-1", "1/2-1/2"].contains(&game.result.as_str()),
-        "no result: {pgn}"
+        "no result: {context}"
     );
     assert_eq!(game.tag("Result"), Some(game.result.as_str()));
-    assert!(!game.reason.contains("False"), "refuted claim: {pgn}");
+    assert!(!game.reason.contains("False"), "refuted claim: {context}");
     // Black checks throughout, so the repetition is Red's win (XBoard adjudicates
     // perpetual checks in Xiangqi).
-    assert_eq!(game.result, "1-0", "{}: {pgn}", game.reason);
+    assert_eq!(game.result, "1-0", "{}: {context}", game.reason);
 
     // A legal game from our position by xqzero's rules.
     let board = PERPETUAL_CHECK.split_whitespace().next().unwrap();
@@ -310,7 +317,7 @@ fn exported_player_finishes_a_perpetual_check_game_in_xboard_without_a_false_cla
         game.tags
     );
     assert_eq!(game.tag("Variant"), Some("xiangqi"));
-    assert!(game.moves.len() >= 6, "too short to repeat: {pgn}");
+    assert!(game.moves.len() >= 6, "too short to repeat: {context}");
     let mut replay = Game::new(Position::from_fen(PERPETUAL_CHECK).unwrap());
     for san in &game.moves {
         let m = parse_xboard_move(replay.position(), san).unwrap();
@@ -338,7 +345,10 @@ fn exported_player_finishes_a_perpetual_check_game_in_xboard_without_a_false_cla
         .iter()
         .any(|w| line.contains(w))
             || (line.contains("Error") && !adapter_noise(line));
-        assert!(!bad, "protocol error in XBoard's debug log: {line}");
+        assert!(
+            !bad,
+            "protocol error in XBoard's debug log: {line}\n{context}"
+        );
     }
     std::fs::remove_dir_all(&root).unwrap();
 }
