@@ -47,12 +47,20 @@ selfplay_arm() { # OUT ARM SEED MINUTES GAMES [SEDS...]
   local pretrained best
   read -r pretrained best < <(selfplay_arm_models "$out/$arm")
   echo "$arm: pre-trained $pretrained, best $best"
-  local name="$arm-best-vs-pretrained"
+  experiment_match "$out" "$arm-best-vs-pretrained" "player:$out/$arm/players/$best" \
+    "player:$out/$arm/players/$pretrained" "$games"
+}
+
+# One match of the experiments: A against B, GAMES games on random 8-ply openings, seed
+# SEED (default 3), two at a time, written as OUT/NAME.json (atomically) and
+# OUT/NAME.pgn; the last line of its summary is printed. A match already written is
+# kept.
+experiment_match() { # OUT NAME A B GAMES [SEED]
+  local out=$1 name=$2 seed=${6:-3} xqz=${XQZ:-target/release/xqz}
   if [ ! -f "$out/$name.json" ]; then
     rm -f "$out/$name.pgn"
-    "$xqz" match --a "player:$out/$arm/players/$best" --b "player:$out/$arm/players/$pretrained" \
-      --games "$games" --concurrency 2 --openings random:8 --seed 3 \
-      --json "$out/$name.json.tmp" --pgn "$out/$name.pgn" 2>/dev/null | tail -1
+    "$xqz" match --a "$3" --b "$4" --games "$5" --concurrency 2 --openings random:8 \
+      --seed "$seed" --json "$out/$name.json.tmp" --pgn "$out/$name.pgn" 2>/dev/null | tail -1
     mv "$out/$name.json.tmp" "$out/$name.json"
   fi
 }
