@@ -27,6 +27,7 @@
 use std::time::Instant;
 
 use anyhow::Result;
+use xq_eval::spec::PlayerSpec;
 use xq_run::{
     ModelRef, RunDir,
     events::{Event, EventLog, GauntletEntry, GauntletEvent, GauntletStage, TrainPhase},
@@ -93,10 +94,38 @@ pub fn last_winner(log: &EventLog) -> Option<&GauntletEntry> {
         .next_back()
 }
 
-/// The games both round robins plan: what the final reserve is shared by.
+/// The games both round robins plan among `networks` networks.
 pub fn planned_games(r: &RatingSection, networks: usize) -> usize {
     let weights = distinct_weights(r).len();
     r.final_gauntlet_games * (pairs(networks) + if weights > 1 { pairs(weights) } else { 0 })
+}
+
+/// The round robins' share of the final reserve; the final match has the rest, and
+/// whatever time the round robins leave.
+///
+/// The reserve is shared by network searches, not by games: a round-robin game
+/// searches at `final_visits` on both sides, a final-match game against an anchor on
+/// one. Shared by games, the run at 431b6f0 cut three of the round robins' pairs to 4
+/// games while its final match left 11.6 minutes unused; a round-robin game had taken
+/// 2.5 times as long as a final-match game against alpha-beta at depth 3 (48 games in
+/// 19 minutes against 60 in 9.5; docs/STRENGTH.md, "The run at 431b6f0").
+pub fn reserve_share(r: &RatingSection, networks: usize) -> f64 {
+    let round_robins = 2 * planned_games(r, networks);
+    let final_match: usize = r
+        .final_opponents
+        .iter()
+        .map(|o| r.final_games * network_sides(o))
+        .sum();
+    round_robins as f64 / (round_robins + final_match).max(1) as f64
+}
+
+/// The sides of a final-match game against `opponent` that search with a network: the
+/// run's player, and the opponent when it is a network too.
+fn network_sides(opponent: &str) -> usize {
+    match opponent.parse::<PlayerSpec>() {
+        Ok(PlayerSpec::Net { .. } | PlayerSpec::Exported(_)) => 2,
+        _ => 1,
+    }
 }
 
 /// The pairs of a round robin of `n` players.
@@ -396,5 +425,34 @@ mod tests {
             ..r
         };
         assert_eq!(planned_games(&one_weight, 2), 10);
+    }
+
+    #[test]
+    fn the_reserve_is_shared_by_network_searches_not_by_games() {
+        // configs/cpu-2h.toml: 4 networks, 6 games a pair, weights 0, 50 and 75, and 60
+        // final games against alpha-beta: 54 round-robin games with two searching
+        // sides against 60 with one.
+        let r = RatingSection {
+            final_gauntlet_games: 6,
+            final_quiescence: 75,
+            final_quiescence_choices: vec![0, 50, 75],
+            final_opponents: vec!["alphabeta:depth=3".into()],
+            final_games: 60,
+            ..RatingSection::default()
+        };
+        assert_eq!(planned_games(&r, 4), 54);
+        assert!((reserve_share(&r, 4) - 108.0 / 168.0).abs() < 1e-12);
+        // A network opponent searches too.
+        let against_a_network = RatingSection {
+            final_opponents: vec!["alphabeta:depth=3".into(), "net:n.json,visits=800".into()],
+            ..r.clone()
+        };
+        assert!((reserve_share(&against_a_network, 4) - 108.0 / 288.0).abs() < 1e-12);
+        // Without round robins the final match has the whole reserve.
+        let none = RatingSection {
+            final_gauntlet_games: 0,
+            ..r
+        };
+        assert_eq!(reserve_share(&none, 4), 0.0);
     }
 }

@@ -530,11 +530,8 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
     if !state.finished {
         if let Some(accepted) = run.accepted()? {
             let rating = &cfg.rating;
-            // The round robins and the final match share the reserve by their games.
             let networks = gauntlet::contenders(run, &run.events()?)?;
-            let gauntlet_games = gauntlet::planned_games(rating, networks.len());
-            let final_games = rating.final_games * rating.final_opponents.len();
-            let share = gauntlet_games as f64 / (gauntlet_games + final_games).max(1) as f64;
+            let share = gauntlet::reserve_share(rating, networks.len());
             let gauntlet_end = budget.end().map(|end| {
                 let now = Instant::now();
                 now + end.saturating_duration_since(now).mul_f64(share)
