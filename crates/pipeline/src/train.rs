@@ -710,6 +710,16 @@ impl TrainSession {
         self.supervised_only || self.trainer.step_count() < self.saved.pretrain_steps
     }
 
+    /// The value loss's weight factor on record batches (`[train.pretrain]
+    /// value_weight`; 1 for `xqz train --pgn` without a pretrain section).
+    fn record_value_weight(&self) -> f64 {
+        self.cfg
+            .data
+            .pretrain
+            .as_ref()
+            .map_or(1.0, |p| p.value_weight)
+    }
+
     /// Whether PGN records are configured (so a held-out split can exist).
     fn has_supervised(&self) -> bool {
         self.supervised_files.is_some()
@@ -980,6 +990,11 @@ impl TrainSession {
                 let fraction = self.progress.fraction(self.trainer.step_count());
                 self.trainer.set_lr_scale(self.cfg.data.lr_factor(fraction));
             }
+            self.trainer.set_value_weight_scale(if from_records {
+                self.record_value_weight()
+            } else {
+                1.0
+            });
             let stats = {
                 let host = HostBatch::from_data(&batch)?;
                 self.trainer.step(&host)?
@@ -1162,7 +1177,8 @@ impl TrainSession {
         let Some(p) = self.cfg.data.pretrain.as_ref() else {
             return Ok(false);
         };
-        let (patience, lr_drop, every) = (p.patience, p.lr_drop, p.eval_every);
+        let (patience, lr_drop, every, value_weight) =
+            (p.patience, p.lr_drop, p.eval_every, p.value_weight);
         if patience == 0
             || every == 0
             || !step.is_multiple_of(every)
@@ -1173,7 +1189,7 @@ impl TrainSession {
         }
         let h = self.holdout()?;
         let end = self.saved.plateau.observe(
-            h.policy_loss + h.value_loss.unwrap_or(0.0),
+            h.policy_loss + value_weight * h.value_loss.unwrap_or(0.0),
             patience,
             lr_drop,
         );
@@ -1588,6 +1604,7 @@ mod tests {
             eval_every: 1,
             patience: 1,
             lr_drop: 0.5,
+            value_weight: 1.0,
         });
         // A rate this high cannot improve the held-out loss every step.
         cfg.trainer.lr = 0.5;
@@ -1685,6 +1702,7 @@ mod tests {
             eval_every: 0,
             patience: 0,
             lr_drop: 1.0,
+            value_weight: 1.0,
         });
         let mut session = TrainSession::open(&run, &cfg, &[], &quiet()).unwrap();
         session
@@ -1943,6 +1961,7 @@ mod tests {
             eval_every: 0,
             patience: 0,
             lr_drop: 1.0,
+            value_weight: 1.0,
         });
         let positions = random_games(&run, 2, 1) as u64;
         let selfplay_steps = positions / 2 / 16;

@@ -206,6 +206,9 @@ pub struct Trainer {
     window_size: Option<u64>,
     /// Multiplies the schedule's rate (see [`Trainer::set_lr_scale`]).
     lr_scale: f64,
+    /// Multiplies `value_loss_weight` in training steps (see
+    /// [`Trainer::set_value_weight_scale`]).
+    value_scale: f64,
     tb: TbLogger,
     /// The failure that stopped TensorBoard logging, until the caller takes it.
     tb_failure: Option<TrainError>,
@@ -336,6 +339,7 @@ impl Trainer {
             step: 0,
             samples_seen: 0,
             lr_scale: 1.0,
+            value_scale: 1.0,
             data_cursor: None,
             window_size: None,
             interval: Interval::new(),
@@ -376,7 +380,12 @@ impl Trainer {
         let d = unsafe { borrowed_batch(batch, planes, self.device)? };
         self.opt.zero_grad()?;
         let (pl, vl) = self.net.forward(&d.inputs, true, self.kind)?;
-        let l = loss(&pl, &vl, &d, self.config.value_loss_weight)?;
+        let l = loss(
+            &pl,
+            &vl,
+            &d,
+            self.config.value_loss_weight * self.value_scale,
+        )?;
         l.total.f_backward()?;
         let grad_norm = self.opt.clip_grad_norm(self.config.grad_clip)?;
         let host = scalars(&[
@@ -568,6 +577,14 @@ impl Trainer {
     /// sets the scale again after a resume.
     pub fn set_lr_scale(&mut self, scale: f64) {
         self.lr_scale = scale;
+    }
+
+    /// Multiplies `value_loss_weight` by `scale` in the training steps from the next
+    /// on (1 by default; evaluation keeps the configured weight). Not saved in
+    /// checkpoints: the caller sets it per batch, for its source (the pipeline's
+    /// `[train.pretrain] value_weight` on record batches).
+    pub fn set_value_weight_scale(&mut self, scale: f64) {
+        self.value_scale = scale;
     }
 
     /// Current replay-window size, logged with the next scalars.

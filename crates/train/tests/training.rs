@@ -69,6 +69,36 @@ fn assert_same_tensors(a: &[(String, Tensor)], b: &[(String, Tensor)], what: &st
 }
 
 #[test]
+fn the_value_weight_scale_weighs_the_value_loss_in_training_steps() {
+    let cfg = TrainConfig {
+        value_loss_weight: 2.0,
+        ..tiny_config(adamw())
+    };
+    let dir = run_dir("value-scale");
+    let mut t = trainer(&dir, cfg.clone());
+    let batch = OwnedBatch::synthetic(8, planes(&cfg), 3);
+    let s = t.step(&batch.view()).unwrap();
+    let close = |a: f64, b: f64| (a - b).abs() < 1e-4 * b.abs().max(1.0);
+    assert!(
+        close(s.total_loss, s.policy_loss + 2.0 * s.value_loss),
+        "{s:?}"
+    );
+    t.set_value_weight_scale(0.25);
+    let s = t.step(&batch.view()).unwrap();
+    assert!(
+        close(s.total_loss, s.policy_loss + 0.5 * s.value_loss),
+        "{s:?}"
+    );
+    t.set_value_weight_scale(0.0);
+    let s = t.step(&batch.view()).unwrap();
+    assert!(
+        s.value_loss > 0.0 && close(s.total_loss, s.policy_loss),
+        "{s:?}"
+    );
+    let _ = fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn training_on_a_fixed_batch_drives_the_loss_down() {
     let cfg = TrainConfig {
         lr: 0.003,

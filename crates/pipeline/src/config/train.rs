@@ -113,6 +113,14 @@ pub struct PretrainSection {
     /// See `patience`.
     #[serde(default = "default_lr_drop")]
     pub lr_drop: f64,
+    /// The value loss's weight on record batches (pre-training and the steps mixed into
+    /// self-play), as a factor of `[train] value_loss_weight`; the plateau rule watches
+    /// policy + this × value. Every position of a record shares its game's one label, so
+    /// the value head memorises games long before the policy stops improving (AlphaGo's
+    /// value network overfit the same way on whole games): at 431b6f0 the held-out
+    /// value loss was lowest at step 400 of 1,600 (docs/STRENGTH.md).
+    #[serde(default = "default_record_value_weight")]
+    pub value_weight: f64,
 }
 
 fn default_held_out() -> u32 {
@@ -123,6 +131,9 @@ fn default_pretrain_eval_every() -> u64 {
 }
 fn default_lr_drop() -> f64 {
     0.3
+}
+fn default_record_value_weight() -> f64 {
+    1.0
 }
 
 /// How records without a result get a value target (`[train.pretrain] value_labels`):
@@ -437,6 +448,11 @@ impl TrainSection {
                 "in (0, 1]",
             )?;
             check(
+                p.value_weight.is_finite() && p.value_weight >= 0.0,
+                "pretrain.value_weight",
+                "a number ≥ 0",
+            )?;
+            check(
                 p.patience == 0 || p.eval_every > 0,
                 "pretrain.eval_every",
                 "at least 1 when patience is set",
@@ -486,6 +502,7 @@ mod tests {
             [train.pretrain]
             pgn = ["a.pgn"]
             steps = 10
+            value_weight = 0.25
             "#,
         )
         .unwrap();
@@ -496,6 +513,7 @@ mod tests {
         assert_eq!(s.data.samples_per_position, 2.5);
         assert_eq!(s.data.window, WindowSection::Fixed { size: 1000 });
         assert_eq!(s.data.pretrain.as_ref().map(|p| p.steps), Some(10));
+        assert_eq!(s.data.pretrain.as_ref().map(|p| p.value_weight), Some(0.25));
     }
 
     #[test]
@@ -522,6 +540,10 @@ mod tests {
             (
                 "[train]\nsamples_per_position = 0.0\n",
                 "samples_per_position",
+            ),
+            (
+                "[train.pretrain]\npgn = [\"a\"]\nsteps = 1\nvalue_weight = -0.5\n",
+                "pretrain.value_weight",
             ),
             ("[train.net]\nblocks = \"four\"\n", "net.blocks"),
             ("[train]\ndevice = \"tpu\"\n", "device"),
