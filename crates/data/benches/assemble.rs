@@ -67,6 +67,7 @@ fn main() {
             mirror: true,
             seed: 1,
             q_ratio: 0.0,
+            leaf_wdl: None,
         };
         let mut batch = Batch::new(batch_size, &cfg.encoder);
         for threads in [1usize, 0] {
@@ -102,6 +103,7 @@ fn main() {
         mirror: true,
         seed: 1,
         q_ratio: 0.0,
+        leaf_wdl: None,
     };
     let mut p = Prefetcher::new(
         Arc::clone(&window),

@@ -34,7 +34,10 @@ use xq_nn::{
     policy::{POLICY_SIZE, mirror_index, policy_index},
 };
 
-use crate::window::Window;
+use crate::{
+    record::{Chunk, PositionRecord},
+    window::Window,
+};
 
 /// One slot of a batch: which window record, and whether it is mirrored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -43,8 +46,12 @@ pub struct Sample {
     pub mirrored: bool,
 }
 
+/// A function of a position giving a win/draw/loss for its side to move: see
+/// [`BatchConfig::leaf_wdl`].
+pub type LeafWdl = fn(&Position) -> [f32; 3];
+
 /// How batches are drawn.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 pub struct BatchConfig {
     pub batch_size: usize,
     pub encoder: EncoderConfig,
@@ -55,6 +62,10 @@ pub struct BatchConfig {
     /// Share in [0, 1] of the value target taken from the search's root value instead
     /// of the game result (see the module docs); 0 trains on results only.
     pub q_ratio: f32,
+    /// When set, each sample's [`Batch::leaf_wdl`] row is this function of its position
+    /// (the unmirrored one): the search-time value the trainer's value loss is blended
+    /// with (`[train] value_quiescence`). Unset, `leaf_wdl` is empty.
+    pub leaf_wdl: Option<LeafWdl>,
 }
 
 /// Where a trainer is in its data stream: saved in its checkpoint sidecar so that a
@@ -154,6 +165,8 @@ pub struct Batch {
     pub weight: Array1<f32>,
     pub plies_left: Array1<f32>,
     pub root_wdl: Array2<f32>,
+    /// `N×3` when the batch was drawn with [`BatchConfig::leaf_wdl`], else `0×3`.
+    pub leaf_wdl: Array2<f32>,
 }
 
 impl Batch {
@@ -170,6 +183,7 @@ impl Batch {
             weight: Array1::zeros(n),
             plies_left: Array1::zeros(n),
             root_wdl: Array2::zeros((n, 3)),
+            leaf_wdl: Array2::zeros((0, 3)),
         }
     }
 
@@ -216,6 +230,10 @@ pub fn assemble(
         &mut samples,
     )
     .and_then(|()| fill_batch(window, &cfg.encoder, &samples, batch));
+    let result = match (result, cfg.leaf_wdl) {
+        (Ok(()), Some(leaf)) => fill_leaf_wdl(window, &samples, leaf, batch),
+        (result, _) => result,
+    };
     if result.is_ok() && cfg.q_ratio > 0.0 {
         mix_search_value(batch, cfg.q_ratio);
     }
@@ -240,6 +258,32 @@ fn mix_search_value(batch: &mut Batch, q: f32) {
             z.zip_mut_with(&root, |t, &r| *t = (1.0 - q) * *t + q * r);
         }
     }
+}
+
+/// Sets `batch.leaf_wdl` to `leaf` of each sample's position, in parallel.
+fn fill_leaf_wdl(
+    window: &Window,
+    samples: &[Sample],
+    leaf: LeafWdl,
+    batch: &mut Batch,
+) -> Result<(), BatchError> {
+    if batch.leaf_wdl.nrows() != samples.len() {
+        batch.leaf_wdl = Array2::zeros((samples.len(), 3));
+    }
+    let out = batch.leaf_wdl.as_slice_mut().expect("standard layout");
+    samples
+        .par_iter()
+        .zip(out.par_chunks_mut(3))
+        .with_min_len(4)
+        .try_for_each_init(Scratch::default, |scratch, (s, row)| {
+            replay(window, *s, scratch)?;
+            let pos = scratch
+                .positions
+                .last()
+                .expect("replay keeps the start position");
+            row.copy_from_slice(&leaf(pos));
+            Ok(())
+        })
 }
 
 /// Fills `batch` with window records `range` in order, unmirrored: for evaluation
@@ -342,23 +386,23 @@ struct SampleOut<'a> {
     root_wdl: &'a mut [f32],
 }
 
-/// Builds one sample; returns (has value, weight, plies left).
-fn fill_sample(
-    window: &Window,
-    encoder: &EncoderConfig,
+/// Replays sample `s`'s game up to its record into `scratch.positions` (the start
+/// position first, the record's last) and returns the record's chunk and record.
+///
+/// The whole game prefix is replayed: the encoder counts repetitions over the history
+/// it is given, so it must see every position back to the last capture before the
+/// oldest history step, not only the last `history` positions.
+fn replay<'w>(
+    window: &'w Window,
     s: Sample,
     scratch: &mut Scratch,
-    out: SampleOut<'_>,
-) -> Result<(f32, f32, f32), BatchError> {
+) -> Result<(&'w Chunk, &'w PositionRecord), BatchError> {
     let (chunk, rec) = window.get(s.index).ok_or(BatchError::BadIndex(s.index))?;
     let game = chunk
         .games
         .get(rec.game as usize)
         .ok_or(BatchError::BadIndex(s.index))?;
     let ply = usize::from(rec.ply);
-    // Replay the whole game prefix: the encoder counts repetitions over the history it
-    // is given, so it must see every position back to the last capture before the
-    // oldest history step, not only the last `history` positions.
     let positions = &mut scratch.positions;
     positions.clear();
     let mut pos = game.start.clone();
@@ -367,6 +411,20 @@ fn fill_sample(
         pos.play_unchecked(m);
         positions.push(pos.clone());
     }
+    Ok((chunk, rec))
+}
+
+/// Builds one sample; returns (has value, weight, plies left).
+fn fill_sample(
+    window: &Window,
+    encoder: &EncoderConfig,
+    s: Sample,
+    scratch: &mut Scratch,
+    out: SampleOut<'_>,
+) -> Result<(f32, f32, f32), BatchError> {
+    let (chunk, rec) = replay(window, s, scratch)?;
+    let ply = usize::from(rec.ply);
+    let positions = &scratch.positions;
     let oldest = ply.saturating_sub(encoder.history.saturating_sub(1));
     let first = oldest.saturating_sub(positions[oldest].halfmoves() as usize);
     encode::encode_into(&positions[first..=ply], encoder, out.input)?;

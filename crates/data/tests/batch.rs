@@ -30,6 +30,7 @@ fn config(mirror: bool) -> BatchConfig {
         mirror,
         seed: 77,
         q_ratio: 0.0,
+        leaf_wdl: None,
     }
 }
 
@@ -400,5 +401,45 @@ fn q_ratio_mixes_the_search_value_into_results_but_not_into_records_without_a_se
     assert!(
         mixed_rows > 0 && kept_rows > 0,
         "{mixed_rows} mixed, {kept_rows} kept"
+    );
+}
+
+/// A stand-in for the quiescence value: a function of the position alone, so a row
+/// can be checked against its record's replayed position.
+fn material_wdl(pos: &Position) -> [f32; 3] {
+    let n = pos.occupied().count() as f32 / 32.0;
+    [n, 1.0 - n, 0.0]
+}
+
+#[test]
+fn leaf_wdl_is_the_function_of_each_samples_position_and_empty_without_one() {
+    let w = window(3, 8, 40);
+    let plain = config(true);
+    let mut batch = Batch::new(plain.batch_size, &plain.encoder);
+    assemble(&w, &plain, 1, &mut batch).unwrap();
+    assert_eq!(batch.leaf_wdl.nrows(), 0, "no function, no rows");
+
+    let with_leaf = BatchConfig {
+        leaf_wdl: Some(material_wdl),
+        ..plain
+    };
+    let mut leafy = Batch::new(plain.batch_size, &plain.encoder);
+    assemble(&w, &with_leaf, 1, &mut leafy).unwrap();
+    assert_eq!(leafy.samples, batch.samples);
+    assert_eq!(leafy.value, batch.value, "the targets are unchanged");
+    assert_eq!(leafy.leaf_wdl.nrows(), leafy.len());
+    let mut distinct = std::collections::HashSet::new();
+    for (i, s) in leafy.samples.iter().enumerate() {
+        let pos = replay(&w, s.index).pop().unwrap();
+        assert_eq!(
+            row(&leafy.leaf_wdl, i),
+            material_wdl(&pos).to_vec(),
+            "sample {i}"
+        );
+        distinct.insert(pos.occupied().count());
+    }
+    assert!(
+        distinct.len() > 1,
+        "the batch covers positions with different material"
     );
 }

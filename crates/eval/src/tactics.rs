@@ -26,6 +26,7 @@
 //! (`[selfplay.search] leaf_quiescence`), so that training targets can come from the
 //! kind of search the exported player runs.
 
+use xq_core::Position;
 use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator};
 
 use crate::{
@@ -84,6 +85,25 @@ impl<E: Evaluator> QuiescenceBlend<E> {
 struct Tactics {
     value: f32,
     gains: Vec<(usize, f32)>,
+}
+
+/// The win/draw/loss of a quiescence value `q` in [−1, 1] for the side to move: its
+/// expectation is `q`, with the rest of the mass on a draw.
+fn value_wdl(q: f32) -> [f32; 3] {
+    [q.max(0.0), 1.0 - q.abs(), (-q).max(0.0)]
+}
+
+/// What the blend mixes into a leaf's win/draw/loss at `pos`: the quiescence search's
+/// value as a win/draw/loss for the side to move, on a per-thread engine.
+///
+/// Training uses it to teach the value head what this misses (`[train]
+/// value_quiescence`). The evaluation is left-right symmetric, so a mirrored position
+/// has the same value.
+pub fn quiescence_wdl(pos: &Position) -> [f32; 3] {
+    thread_local! {
+        static ENGINE: std::cell::RefCell<AlphaBeta> = std::cell::RefCell::new(AlphaBeta::new(TT_MB));
+    }
+    ENGINE.with_borrow_mut(|engine| value_wdl(cp_to_value(engine.quiescence(pos))))
 }
 
 fn tactics(engine: &mut AlphaBeta, input: &EvalInput<'_>) -> Result<Tactics, EvalError> {
@@ -152,8 +172,7 @@ impl<E: Evaluator> Evaluator for QuiescenceBlend<E> {
         }
         let leaves = self.tactics(batch)?;
         for ((input, eval), leaf) in batch.iter().zip(&mut out).zip(leaves) {
-            let q = leaf.value;
-            let q_wdl = [q.max(0.0), 1.0 - q.abs(), (-q).max(0.0)];
+            let q_wdl = value_wdl(leaf.value);
             for (mixed, qv) in eval.wdl.iter_mut().zip(q_wdl) {
                 *mixed = (1.0 - w) * *mixed + w * qv;
             }

@@ -61,9 +61,9 @@ use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 use xq_core::Color;
 use xq_data::{
-    Batch, BatchConfig, ChunkMeta, DataCursor, Outcome, PgnGame, PrefetchConfig, Prefetcher,
-    SplitConfig, Window, WindowLoader, WindowManifest, WindowSize, assemble_range, games_to_chunks,
-    read_pgn_files,
+    Batch, BatchConfig, ChunkMeta, DataCursor, LeafWdl, Outcome, PgnGame, PrefetchConfig,
+    Prefetcher, SplitConfig, Window, WindowLoader, WindowManifest, WindowSize, assemble_range,
+    games_to_chunks, read_pgn_files,
 };
 use xq_eval::adjudicate::{Adjudicator, Verdict, VerdictBy};
 use xq_train::{HostBatch, StepMeans, StepStats, Trainer};
@@ -76,7 +76,7 @@ use xq_run::{
 };
 
 use crate::{
-    config::train::{TrainSection, ValueLabels},
+    config::train::{DataSection, TrainSection, ValueLabels},
     progress::{SharedObserver, StepView, Task, TaskProgress, Update},
 };
 
@@ -191,6 +191,45 @@ pub struct HoldoutStats {
     pub value_loss: Option<f64>,
     /// Expected top-1 accuracy of a uniform guess over the legal moves.
     pub uniform_top1: f64,
+}
+
+impl HoldoutStats {
+    /// What pre-training's plateau rule watches: the policy loss plus `value_weight`
+    /// (`[train.pretrain] value_weight`) times the value loss, the held-out form of the
+    /// loss the record batches train.
+    pub fn plateau_loss(&self, value_weight: f64) -> f64 {
+        self.policy_loss + value_weight * self.value_loss.unwrap_or(0.0)
+    }
+}
+
+/// How a training step's loss treats its batch, by the batch's source.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct StepLoss {
+    /// Factor of the value loss's weight (`Trainer::set_value_weight_scale`).
+    value_scale: f64,
+    /// The leaf quiescence weight the value loss blends with
+    /// (`Trainer::set_value_quiescence`).
+    value_quiescence: f64,
+}
+
+impl StepLoss {
+    /// Record batches (pre-training and mixed-in steps) weigh their value loss by
+    /// `[train.pretrain] value_weight` (1 without a pretrain section) and train the
+    /// network's value alone; self-play batches weigh it by 1 and blend it with leaf
+    /// quiescence at `[train] value_quiescence`.
+    fn of(data: &DataSection, from_records: bool) -> StepLoss {
+        if from_records {
+            StepLoss {
+                value_scale: data.pretrain.as_ref().map_or(1.0, |p| p.value_weight),
+                value_quiescence: 0.0,
+            }
+        } else {
+            StepLoss {
+                value_scale: 1.0,
+                value_quiescence: data.value_quiescence,
+            }
+        }
+    }
 }
 
 /// What the checkpoint sidecar's `data_cursor` holds for this command.
@@ -687,6 +726,7 @@ impl TrainSession {
             mirror: self.cfg.data.mirror,
             seed,
             q_ratio: self.cfg.data.q_ratio as f32,
+            leaf_wdl: None,
         }
     }
 
@@ -708,16 +748,6 @@ impl TrainSession {
 
     fn in_pretrain(&self) -> bool {
         self.supervised_only || self.trainer.step_count() < self.saved.pretrain_steps
-    }
-
-    /// The value loss's weight factor on record batches (`[train.pretrain]
-    /// value_weight`; 1 for `xqz train --pgn` without a pretrain section).
-    fn record_value_weight(&self) -> f64 {
-        self.cfg
-            .data
-            .pretrain
-            .as_ref()
-            .map_or(1.0, |p| p.value_weight)
     }
 
     /// Whether PGN records are configured (so a held-out split can exist).
@@ -884,7 +914,12 @@ impl TrainSession {
     }
 
     fn selfplay_batch(&mut self) -> Result<Batch> {
-        let bcfg = self.batch_config(self.cfg.trainer.seed ^ 0x5eed_0002);
+        let bcfg = BatchConfig {
+            // What the value loss blends with (`[train] value_quiescence`).
+            leaf_wdl: (self.cfg.data.value_quiescence > 0.0)
+                .then_some(xq_eval::tactics::quiescence_wdl as LeafWdl),
+            ..self.batch_config(self.cfg.trainer.seed ^ 0x5eed_0002)
+        };
         let pcfg = self.prefetch_config();
         let window = Arc::clone(
             self.selfplay
@@ -990,11 +1025,9 @@ impl TrainSession {
                 let fraction = self.progress.fraction(self.trainer.step_count());
                 self.trainer.set_lr_scale(self.cfg.data.lr_factor(fraction));
             }
-            self.trainer.set_value_weight_scale(if from_records {
-                self.record_value_weight()
-            } else {
-                1.0
-            });
+            let source = StepLoss::of(&self.cfg.data, from_records);
+            self.trainer.set_value_weight_scale(source.value_scale);
+            self.trainer.set_value_quiescence(source.value_quiescence);
             let stats = {
                 let host = HostBatch::from_data(&batch)?;
                 self.trainer.step(&host)?
@@ -1188,11 +1221,10 @@ impl TrainSession {
             return Ok(false);
         }
         let h = self.holdout()?;
-        let end = self.saved.plateau.observe(
-            h.policy_loss + value_weight * h.value_loss.unwrap_or(0.0),
-            patience,
-            lr_drop,
-        );
+        let end = self
+            .saved
+            .plateau
+            .observe(h.plateau_loss(value_weight), patience, lr_drop);
         self.trainer.set_lr_scale(self.saved.plateau.lr_scale);
         if end {
             self.obs.log(&format!(
@@ -1553,6 +1585,52 @@ mod tests {
         )
         .unwrap()
         .train
+    }
+
+    #[test]
+    fn record_batches_get_the_pretrain_value_weight_and_self_play_batches_the_blend() {
+        let data = crate::config::RunConfig::parse(
+            "[train]\nvalue_quiescence = 0.75\n[train.pretrain]\npgn = [\"x.pgn\"]\nsteps = 10\nvalue_weight = 0.25\n",
+        )
+        .unwrap()
+        .train
+        .data;
+        assert_eq!(
+            StepLoss::of(&data, true),
+            StepLoss {
+                value_scale: 0.25,
+                value_quiescence: 0.0
+            }
+        );
+        assert_eq!(
+            StepLoss::of(&data, false),
+            StepLoss {
+                value_scale: 1.0,
+                value_quiescence: 0.75
+            }
+        );
+        // Without a pretrain section (`xqz train --pgn`) records weigh the value by 1.
+        let plain = tiny().data;
+        assert_eq!(StepLoss::of(&plain, true).value_scale, 1.0);
+        assert_eq!(StepLoss::of(&plain, false).value_quiescence, 0.0);
+    }
+
+    #[test]
+    fn the_plateau_watches_policy_plus_the_weighted_value_loss() {
+        let h = HoldoutStats {
+            positions: 10,
+            policy_top1: 0.2,
+            policy_loss: 2.5,
+            value_loss: Some(1.2),
+            uniform_top1: 0.03,
+        };
+        assert!((h.plateau_loss(0.25) - 2.8).abs() < 1e-12);
+        assert!((h.plateau_loss(1.0) - 3.7).abs() < 1e-12);
+        let no_value = HoldoutStats {
+            value_loss: None,
+            ..h
+        };
+        assert_eq!(no_value.plateau_loss(1.0), 2.5);
     }
 
     #[test]

@@ -30,6 +30,9 @@ pub struct HostBatch<'a> {
     pub has_value: &'a [f32],
     /// Per-sample loss weight, `len` entries.
     pub weight: &'a [f32],
+    /// The search-time value the value loss is blended with (win, draw, loss for the
+    /// side to move), `len × 3`, or empty: the value loss blends it in at its `leaf_weight`.
+    pub leaf_wdl: &'a [f32],
 }
 
 impl HostBatch<'_> {
@@ -64,6 +67,13 @@ impl HostBatch<'_> {
             ("has_value", self.has_value.len(), n),
             ("weight", self.weight.len(), n),
         ];
+        if !self.leaf_wdl.is_empty() && self.leaf_wdl.len() != n * 3 {
+            return Err(TrainError::BadBatch(format!(
+                "leaf_wdl holds {} values, {n} samples need {} or none",
+                self.leaf_wdl.len(),
+                n * 3
+            )));
+        }
         for (name, got, want) in checks {
             if got != want {
                 return Err(TrainError::BadBatch(format!(
@@ -98,6 +108,11 @@ impl HostBatch<'_> {
             value: up(Tensor::f_from_slice(self.value)?.f_view([n, 3])?)?,
             has_value: up(Tensor::f_from_slice(self.has_value)?)?,
             weight: up(Tensor::f_from_slice(self.weight)?)?,
+            leaf_wdl: if self.leaf_wdl.is_empty() {
+                None
+            } else {
+                Some(up(Tensor::f_from_slice(self.leaf_wdl)?.f_view([n, 3])?)?)
+            },
         })
     }
 }
@@ -121,6 +136,7 @@ impl<'a> HostBatch<'a> {
             value: flat("value", &batch.value)?,
             has_value: flat("has_value", &batch.has_value)?,
             weight: flat("weight", &batch.weight)?,
+            leaf_wdl: flat("leaf_wdl", &batch.leaf_wdl)?,
         })
     }
 }
@@ -135,6 +151,8 @@ pub struct DeviceBatch {
     pub value: Tensor,
     pub has_value: Tensor,
     pub weight: Tensor,
+    /// `len × 3`, when the host batch had one.
+    pub leaf_wdl: Option<Tensor>,
 }
 
 impl DeviceBatch {
@@ -159,6 +177,8 @@ pub struct OwnedBatch {
     pub value: Vec<f32>,
     pub has_value: Vec<f32>,
     pub weight: Vec<f32>,
+    /// `len × 3` or empty.
+    pub leaf_wdl: Vec<f32>,
 }
 
 impl OwnedBatch {
@@ -172,6 +192,7 @@ impl OwnedBatch {
             value: &self.value,
             has_value: &self.has_value,
             weight: &self.weight,
+            leaf_wdl: &self.leaf_wdl,
         }
     }
 
@@ -189,6 +210,7 @@ impl OwnedBatch {
             value: vec![0.0; len * 3],
             has_value: vec![1.0; len],
             weight: vec![1.0; len],
+            leaf_wdl: Vec::new(),
         };
         for i in 0..len {
             for x in &mut b.inputs[i * planes * PLANE_SIZE..(i + 1) * planes * PLANE_SIZE] {

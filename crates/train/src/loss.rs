@@ -9,6 +9,10 @@ use crate::batch::DeviceBatch;
 /// so that `0 × log p` stays 0 instead of NaN.
 const ILLEGAL_LOGIT: f64 = -1e9;
 
+/// Floor of a blended value probability before its log: a leaf value that rules an
+/// outcome out, at weight 1, would otherwise give `0 × log 0`.
+const MIN_PROBABILITY: f64 = 1e-7;
+
 /// The parts of one batch's loss. `total` carries gradients; the rest are detached
 /// scalars for logging.
 #[derive(Debug)]
@@ -37,11 +41,18 @@ pub fn masked_log_softmax(policy_logits: &Tensor, legal: &Tensor) -> Result<Tens
 
 /// Computes the loss of `(policy_logits, value_logits)` (f32, as [`crate::Net::forward`]
 /// returns them) against `batch`.
+///
+/// With `leaf_weight` above 0 and a batch that carries `leaf_wdl`, the value loss is the
+/// cross-entropy of the target against `(1 − leaf_weight) · softmax(value_logits) +
+/// leaf_weight · leaf_wdl`: the win/draw/loss a search with leaf quiescence
+/// `leaf_weight` uses at the position. The network's value is then trained for what the
+/// leaf value misses, not to repeat it. The value accuracy is that of the same blend.
 pub fn loss(
     policy_logits: &Tensor,
     value_logits: &Tensor,
     batch: &DeviceBatch,
     value_weight: f64,
+    leaf_weight: f64,
 ) -> Result<Loss, TchError> {
     let w = &batch.weight;
     // Targets outside the legal set would meet a -1e9 log-probability; drop them.
@@ -58,7 +69,15 @@ pub fn loss(
     let wp = w.f_mul(&has_policy)?;
     let policy = weighted_mean(&policy_ce, &wp)?;
 
-    let logv = value_logits.f_log_softmax(1, Kind::Float)?;
+    let logv = match &batch.leaf_wdl {
+        Some(leaf) if leaf_weight > 0.0 => value_logits
+            .f_softmax(1, Kind::Float)?
+            .f_mul_scalar(1.0 - leaf_weight)?
+            .f_add(&leaf.f_mul_scalar(leaf_weight)?)?
+            .f_clamp_min(MIN_PROBABILITY)?
+            .f_log()?,
+        _ => value_logits.f_log_softmax(1, Kind::Float)?,
+    };
     let value_ce = batch
         .value
         .f_mul(&logv)?
@@ -73,7 +92,7 @@ pub fn loss(
             .f_argmax(1, false)?
             .f_eq_tensor(&target.f_argmax(1, false)?)?;
         let pa = weighted_mean(&hit.f_to_kind(Kind::Float)?, &wp)?;
-        let hit = value_logits
+        let hit = logv
             .f_argmax(1, false)?
             .f_eq_tensor(&batch.value.f_argmax(1, false)?)?;
         let va = weighted_mean(&hit.f_to_kind(Kind::Float)?, &wv)?;
@@ -118,7 +137,7 @@ mod tests {
         logits[30] = 50.0;
         let pl = Tensor::from_slice(&logits).view([1, -1]);
         let vl = Tensor::from_slice(&[0.0f32, 0.0, 0.0]).view([1, 3]);
-        let l = loss(&pl, &vl, &d, 1.0).unwrap();
+        let l = loss(&pl, &vl, &d, 1.0, 0.0).unwrap();
         let p = f64::try_from(&l.policy).unwrap();
         let v = f64::try_from(&l.value).unwrap();
         assert!((p - 2f64.ln()).abs() < 1e-6, "policy loss {p}");
@@ -135,8 +154,35 @@ mod tests {
         let pl = Tensor::zeros([2, POLICY_SIZE as i64], (Kind::Float, Device::Cpu));
         // The first sample predicts its win; the second (no target) predicts the wrong result.
         let vl = Tensor::from_slice(&[9.0f32, 0.0, 0.0, 9.0, 0.0, 0.0]).view([2, 3]);
-        let l = loss(&pl, &vl, &d, 1.0).unwrap();
+        let l = loss(&pl, &vl, &d, 1.0, 0.0).unwrap();
         assert!(f64::try_from(&l.value).unwrap() < 1e-3);
         assert_eq!(f64::try_from(&l.value_accuracy).unwrap(), 1.0);
+    }
+
+    #[test]
+    fn a_leaf_weight_trains_the_blend_of_network_and_leaf_value() {
+        // Target: a draw. The network says win/draw/loss 1/3 each; the leaf value says
+        // a sure draw. At weight 0.75 the blend's draw probability is
+        // 0.25 × 1/3 + 0.75 = 5/6; without the leaf value (weight 0, or a batch
+        // without leaf_wdl) it is 1/3.
+        let mut b = OwnedBatch::synthetic(1, 1, 3);
+        b.value = vec![0.0, 1.0, 0.0];
+        let pl = Tensor::zeros([1, POLICY_SIZE as i64], (Kind::Float, Device::Cpu));
+        let vl = Tensor::from_slice(&[0.0f32, 0.0, 0.0]).view([1, 3]);
+        let plain = b.view().to_device(1, Device::Cpu).unwrap();
+        b.leaf_wdl = vec![0.0, 1.0, 0.0];
+        let leafy = b.view().to_device(1, Device::Cpu).unwrap();
+        let value = |d: &DeviceBatch, w: f64| {
+            f64::try_from(&loss(&pl, &vl, d, 1.0, w).unwrap().value).unwrap()
+        };
+        let third = (1.0f64 / 3.0).ln().abs();
+        assert!((value(&plain, 0.75) - third).abs() < 1e-6);
+        assert!((value(&leafy, 0.0) - third).abs() < 1e-6);
+        assert!((value(&leafy, 0.75) - (5.0f64 / 6.0).ln().abs()).abs() < 1e-6);
+
+        // At weight 1 the network's value has no say, so its logits get no gradient.
+        let vl = vl.set_requires_grad(true);
+        loss(&pl, &vl, &leafy, 1.0, 1.0).unwrap().total.backward();
+        assert_eq!(vl.grad().abs().sum(Kind::Float).double_value(&[]), 0.0);
     }
 }

@@ -209,6 +209,9 @@ pub struct Trainer {
     /// Multiplies `value_loss_weight` in training steps (see
     /// [`Trainer::set_value_weight_scale`]).
     value_scale: f64,
+    /// The leaf value's share in the value loss's prediction (see
+    /// [`Trainer::set_value_quiescence`]).
+    leaf_weight: f64,
     tb: TbLogger,
     /// The failure that stopped TensorBoard logging, until the caller takes it.
     tb_failure: Option<TrainError>,
@@ -340,6 +343,7 @@ impl Trainer {
             samples_seen: 0,
             lr_scale: 1.0,
             value_scale: 1.0,
+            leaf_weight: 0.0,
             data_cursor: None,
             window_size: None,
             interval: Interval::new(),
@@ -385,6 +389,7 @@ impl Trainer {
             &vl,
             &d,
             self.config.value_loss_weight * self.value_scale,
+            self.leaf_weight,
         )?;
         l.total.f_backward()?;
         let grad_norm = self.opt.clip_grad_norm(self.config.grad_clip)?;
@@ -470,7 +475,7 @@ impl Trainer {
         let d: DeviceBatch = batch.to_device(self.config.net.input_planes(), self.device)?;
         let host = tch::no_grad(|| -> Result<Vec<f64>, TrainError> {
             let (pl, vl) = self.ema_net.forward(&d.inputs, false, self.kind)?;
-            let l = loss(&pl, &vl, &d, self.config.value_loss_weight)?;
+            let l = loss(&pl, &vl, &d, self.config.value_loss_weight, 0.0)?;
             scalars(&[
                 &l.total,
                 &l.policy,
@@ -587,6 +592,16 @@ impl Trainer {
         self.value_scale = scale;
     }
 
+    /// From the next training step on, the value loss of a batch that carries
+    /// `leaf_wdl` is that of `(1 − weight) · network + weight · leaf` ([`loss`]), the
+    /// value a search with leaf quiescence `weight` uses; 0 (the default) trains the
+    /// network's value alone. Evaluation always measures the network alone. Not saved in
+    /// checkpoints: the caller sets it per batch (the pipeline's `[train]
+    /// value_quiescence` on self-play batches).
+    pub fn set_value_quiescence(&mut self, weight: f64) {
+        self.leaf_weight = weight;
+    }
+
     /// Current replay-window size, logged with the next scalars.
     pub fn set_window_size(&mut self, samples: u64) {
         self.window_size = Some(samples);
@@ -684,6 +699,11 @@ unsafe fn borrowed_batch(
         value: borrow(batch.value, &[n, 3], device)?,
         has_value: borrow(batch.has_value, &[n], device)?,
         weight: borrow(batch.weight, &[n], device)?,
+        leaf_wdl: if batch.leaf_wdl.is_empty() {
+            None
+        } else {
+            Some(borrow(batch.leaf_wdl, &[n, 3], device)?)
+        },
     })
 }
 

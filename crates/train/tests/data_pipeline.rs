@@ -49,6 +49,7 @@ fn supervised_batches_from_game_records_train_and_the_loss_falls() {
         mirror: true,
         seed: 3,
         q_ratio: 0.0,
+        leaf_wdl: None,
     };
     let mut batch = xq_data::Batch::new(bcfg.batch_size, &bcfg.encoder);
     // A small fixed pool of batches, revisited, so 30 steps are enough to see learning.

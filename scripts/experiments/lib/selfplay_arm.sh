@@ -1,5 +1,5 @@
 # Shared by the self-play experiments of docs/STRENGTH.md (selfplay_quiescence,
-# selfplay_lr): one arm is the README's main job (configs/quickstart.toml) without its
+# selfplay_lr, value_quiescence): one arm is the README's main job (configs/quickstart.toml) without its
 # final match, so that its whole budget goes to the loop, with the arm's own edits;
 # then the run's exported best player against the same run's pre-trained network, both
 # at the exported budget (their own engine.toml: 800 visits, leaf quiescence 0.75), on

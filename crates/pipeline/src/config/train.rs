@@ -233,6 +233,13 @@ pub struct DataSection {
     /// Share in [0, 1] of a self-play value target taken from the search's root value
     /// rather than the game result (lc0's `q_ratio`; xq-data's batch docs).
     pub q_ratio: f64,
+    /// The leaf quiescence weight whose blend self-play's value loss trains (xq-train's
+    /// `loss`): the cross-entropy of a self-play result against
+    /// `(1 − w) · network + w · quiescence`, the value the exported player's search uses
+    /// at that weight, so that the network's value learns what the quiescence search
+    /// misses rather than repeating it. 0 (the default) trains the network's value alone;
+    /// record batches always do.
+    pub value_quiescence: f64,
     /// Threads assembling batches (0 = rayon's global pool).
     pub data_threads: usize,
     /// Batches assembled ahead of the trainer.
@@ -294,6 +301,7 @@ impl Default for DataSection {
             compact_files: 1000,
             mirror: true,
             q_ratio: 0.0,
+            value_quiescence: 0.0,
             data_threads: 0,
             prefetch: 4,
             pretrain: None,
@@ -389,6 +397,11 @@ impl TrainSection {
         d.reuse_cap()
             .map_err(|e| ConfigError::invalid(format!("[train] {e}")))?;
         check((0.0..=1.0).contains(&d.q_ratio), "q_ratio", "in [0, 1]")?;
+        check(
+            (0.0..1.0).contains(&d.value_quiescence),
+            "value_quiescence",
+            "in [0, 1)",
+        )?;
         check(d.refresh_every >= 1, "refresh_every", "at least 1")?;
         check(
             d.compact_files != 1,
@@ -598,13 +611,18 @@ mod tests {
         );
         assert_eq!(d.reuse_cap(), Ok(None));
         let d = parse(
-            "[train]\nlr_anneal = \"cosine\"\nlr_anneal_final = 0.2\nsamples_per_position = 3\nmax_reuse = 4\n",
+            "[train]\nlr_anneal = \"cosine\"\nlr_anneal_final = 0.2\nsamples_per_position = 3\nmax_reuse = 4\nvalue_quiescence = 0.75\n",
         )
         .unwrap()
         .data;
         assert_eq!(
-            (d.lr_anneal, d.lr_anneal_final, d.max_reuse),
-            (LrAnneal::Cosine, 0.2, Some(4.0))
+            (
+                d.lr_anneal,
+                d.lr_anneal_final,
+                d.max_reuse,
+                d.value_quiescence
+            ),
+            (LrAnneal::Cosine, 0.2, Some(4.0), 0.75)
         );
         assert!(d.reuse_cap().unwrap().is_some());
         for (text, want) in [
@@ -625,6 +643,14 @@ mod tests {
             (
                 "[train]\nselfplay_lr_scale = 2.0\n",
                 "[train] selfplay_lr_scale must be in (0, 1]",
+            ),
+            (
+                "[train]\nvalue_quiescence = 1.0\n",
+                "[train] value_quiescence must be in [0, 1)",
+            ),
+            (
+                "[train]\nvalue_quiescence = -0.5\n",
+                "[train] value_quiescence must be in [0, 1)",
             ),
             (
                 "[train]\nsamples_per_position = 6\nmax_reuse = 4\n",
