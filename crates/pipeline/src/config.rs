@@ -200,6 +200,17 @@ impl Default for RatingSection {
     }
 }
 
+impl RunConfig {
+    /// The leaf quiescence weight in percent that the loop's gates and short ratings
+    /// search with: self-play's (`[selfplay.search] leaf_quiescence`), so that the
+    /// networks are judged in the search that makes their training data, and a value
+    /// trained for the blend (`[train] value_quiescence`, which must equal it) is used
+    /// in it.
+    pub fn loop_quiescence(&self) -> u8 {
+        (self.selfplay.search.leaf_quiescence * 100.0).round() as u8
+    }
+}
+
 impl RatingSection {
     /// Visits of the final match and of exported players.
     pub fn final_visits(&self) -> u32 {
@@ -318,6 +329,15 @@ impl RunConfig {
             return Err(ConfigError::invalid(
                 "[run] games_per_generation must be at least 1",
             ));
+        }
+        let blend = train.data.value_quiescence;
+        if blend > 0.0 && (f64::from(selfplay.search.leaf_quiescence) - blend).abs() > 1e-6 {
+            return Err(ConfigError::invalid(format!(
+                "[train] value_quiescence ({blend}) trains the network's value for the blend \
+                 self-play searches with: set [selfplay.search] leaf_quiescence to the same \
+                 weight (it is {})",
+                selfplay.search.leaf_quiescence
+            )));
         }
         let non_negative = |x: f64| x.is_finite() && x >= 0.0;
         if !non_negative(run.budget_minutes) || !non_negative(run.final_reserve_minutes) {
@@ -869,6 +889,26 @@ mod tests {
         let span = root.span();
         deserialize(Spanned::new(span, DeValue::Table(root.into_inner())), "")
             .map_err(|e| e.locate(text, None))
+    }
+
+    #[test]
+    fn a_value_trained_for_the_blend_needs_self_play_to_search_in_it() {
+        let err = RunConfig::parse("[train]\nvalue_quiescence = 0.75\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("[train] value_quiescence (0.75)")
+                && err.contains("[selfplay.search] leaf_quiescence")
+                && err.contains("(it is 0)"),
+            "{err}"
+        );
+        let cfg = RunConfig::parse(
+            "[train]\nvalue_quiescence = 0.75\n[selfplay.search]\nleaf_quiescence = 0.75\n",
+        )
+        .unwrap();
+        // Gates and short ratings search as self-play does.
+        assert_eq!(cfg.loop_quiescence(), 75);
+        assert_eq!(RunConfig::parse("").unwrap().loop_quiescence(), 0);
     }
 
     #[test]

@@ -41,15 +41,18 @@ pub enum GateProgress<'a> {
     Match(&'a MatchStatus),
 }
 
-/// Gates the newest pending candidate, if any. Returns the decision (None: nothing to
-/// gate, or a match that `deadline` cut before a decision: the candidate then stays
-/// pending, so a resumed run gates it, and a `warning` event says so).
+/// Gates the newest pending candidate, if any, both networks searching with leaf
+/// quiescence `quiescence_pct` (the run's [`crate::config::RunConfig::loop_quiescence`]).
+/// Returns the decision (None: nothing to gate, or a match that `deadline` cut before a
+/// decision: the candidate then stays pending, so a resumed run gates it, and a
+/// `warning` event says so).
 ///
 /// # Errors
 /// If the match cannot be played or the run directory cannot be written.
 pub fn gate_once(
     run: &RunDir,
     cfg: &GateSection,
+    quiescence_pct: u8,
     deadline: Option<std::time::Instant>,
     progress: &mut dyn FnMut(GateProgress<'_>),
 ) -> Result<Option<bool>> {
@@ -88,8 +91,8 @@ pub fn gate_once(
     } else {
         None
     };
-    let a = net_spec(run, &candidate, cfg.visits, 0);
-    let b = net_spec(run, &accepted, cfg.visits, 0);
+    let a = net_spec(run, &candidate, cfg.visits, quiescence_pct);
+    let b = net_spec(run, &accepted, cfg.visits, quiescence_pct);
     let config = GateConfig {
         matches: MatchConfig {
             games: cfg.games,

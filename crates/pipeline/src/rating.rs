@@ -28,8 +28,9 @@ use crate::{
 /// Which rating a match belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Stage {
-    /// The short rating after each promotion.
-    Promotion,
+    /// The short rating after each promotion, at the loop's leaf quiescence
+    /// ([`crate::config::RunConfig::loop_quiescence`]).
+    Promotion { quiescence: u8 },
     /// The final match of the best player.
     Final,
 }
@@ -48,13 +49,13 @@ struct Plan<'a> {
 impl Stage {
     fn plan(self, r: &RatingSection) -> Plan<'_> {
         match self {
-            // The short ratings keep the loop's time for self-play: the plain search at
-            // `visits`.
-            Stage::Promotion => Plan {
+            // The short ratings keep the loop's time for self-play: the search self-play
+            // plays, at `visits`.
+            Stage::Promotion { quiescence } => Plan {
                 opponents: &r.opponents,
                 games: r.games,
                 visits: r.visits,
-                quiescence: 0,
+                quiescence,
                 tag: "rating",
             },
             // The final figure is the player users get.
@@ -196,7 +197,7 @@ pub fn rate(
             quiescence,
             result: report.summary(),
         }))?;
-        if let (Some(e), Stage::Promotion) =
+        if let (Some(e), Stage::Promotion { .. }) =
             (report.status.elo.filter(|e| e.elo.is_finite()), stage)
         {
             tb.scalar(
@@ -226,8 +227,10 @@ mod tests {
         let cfg =
             RunConfig::parse("[rating]\nvisits = 24\nfinal_visits = 200\nfinal_quiescence = 30\n")
                 .unwrap();
-        let promotion = Stage::Promotion.plan(&cfg.rating);
+        let promotion = Stage::Promotion { quiescence: 0 }.plan(&cfg.rating);
         assert_eq!((promotion.visits, promotion.quiescence), (24, 0));
+        let blended = Stage::Promotion { quiescence: 75 }.plan(&cfg.rating);
+        assert_eq!((blended.visits, blended.quiescence), (24, 75));
         assert_eq!(promotion.tag, "rating");
         let last = Stage::Final.plan(&cfg.rating);
         assert_eq!((last.visits, last.quiescence), (200, 30));

@@ -238,10 +238,14 @@ fn after_promotion(
     run: &RunDir,
     rating: &RatingSection,
     model: &ModelRef,
+    loop_quiescence: u8,
     deadline: Option<Instant>,
 ) -> Result<()> {
     export(obs, run, rating, model, false)?;
-    rate(obs, run, model, rating, Stage::Promotion, deadline)
+    let stage = Stage::Promotion {
+        quiescence: loop_quiescence,
+    };
+    rate(obs, run, model, rating, stage, deadline)
 }
 
 /// Exports `model` as `RUN/players/<name>` at `final_visits` and `final_quiescence`,
@@ -296,13 +300,14 @@ fn gate_pending(
     run: &RunDir,
     gate: &GateSection,
     rating: &RatingSection,
+    loop_quiescence: u8,
     deadline: Option<Instant>,
 ) -> Result<()> {
     // Live, the status after each pair moves the match's display instead of being
     // logged; the last one is logged when the match is over.
     let mut task: Option<Box<dyn TaskProgress>> = None;
     let mut last_status: Option<String> = None;
-    let decision = gate_once(run, gate, deadline, &mut |p| match p {
+    let decision = gate_once(run, gate, loop_quiescence, deadline, &mut |p| match p {
         GateProgress::Match(status) if obs.live() => {
             task.get_or_insert_with(|| obs.begin(Task::Match { tag: "gate" }))
                 .update(Update::Match(status));
@@ -326,7 +331,7 @@ fn gate_pending(
     {
         // Export and rating only report on the network; their failure (a busy disk,
         // an opponent engine that will not start) must not stop training.
-        if let Err(e) = after_promotion(obs, run, rating, &m, deadline) {
+        if let Err(e) = after_promotion(obs, run, rating, &m, loop_quiescence, deadline) {
             obs.warn(&format!(
                 "warning: export or rating of {} failed: {e:#}",
                 m.name
@@ -414,7 +419,16 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
             "data: {finished} merge(s) of old chunks cut short by a kill were finished"
         ));
     }
-    let gate = |deadline| gate_pending(obs, run, &cfg.gate, &cfg.rating, deadline);
+    let gate = |deadline| {
+        gate_pending(
+            obs,
+            run,
+            &cfg.gate,
+            &cfg.rating,
+            cfg.loop_quiescence(),
+            deadline,
+        )
+    };
     let loop_started = Instant::now();
     let mut time = state.loop_time;
     let loop_before = time.total;

@@ -1590,7 +1590,7 @@ mod tests {
     #[test]
     fn record_batches_get_the_pretrain_value_weight_and_self_play_batches_the_blend() {
         let data = crate::config::RunConfig::parse(
-            "[train]\nvalue_quiescence = 0.75\n[train.pretrain]\npgn = [\"x.pgn\"]\nsteps = 10\nvalue_weight = 0.25\n",
+            "[train]\nvalue_quiescence = 0.75\n[train.pretrain]\npgn = [\"x.pgn\"]\nsteps = 10\nvalue_weight = 0.25\n[selfplay.search]\nleaf_quiescence = 0.75\n",
         )
         .unwrap()
         .train

@@ -242,7 +242,7 @@ pub fn gate(a: GateArgs) -> Result<()> {
         GateProgress::Note(line) => eprintln!("{line}"),
         GateProgress::Match(s) => eprintln!("gate: {}", s.line()),
     };
-    match gate_once(&run, &cfg.gate, None, &mut print)? {
+    match gate_once(&run, &cfg.gate, cfg.loop_quiescence(), None, &mut print)? {
         None => println!(
             "nothing to gate: no pending candidate in {}",
             run.candidates_dir().display()

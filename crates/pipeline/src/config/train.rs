@@ -611,7 +611,7 @@ mod tests {
         );
         assert_eq!(d.reuse_cap(), Ok(None));
         let d = parse(
-            "[train]\nlr_anneal = \"cosine\"\nlr_anneal_final = 0.2\nsamples_per_position = 3\nmax_reuse = 4\nvalue_quiescence = 0.75\n",
+            "[train]\nlr_anneal = \"cosine\"\nlr_anneal_final = 0.2\nsamples_per_position = 3\nmax_reuse = 4\nvalue_quiescence = 0.75\n[selfplay.search]\nleaf_quiescence = 0.75\n",
         )
         .unwrap()
         .data;
