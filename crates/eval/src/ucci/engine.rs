@@ -5,7 +5,11 @@
 //! `stop` and the deadline (which `ponderhit` sets) end it through a
 //! [`SearchControl`]. Bad input (an unknown command, a malformed line, a broken FEN or
 //! an illegal move in `position`) leaves the engine running and the previous position
-//! in place, and is reported on an `info string` line.
+//! in place, and is reported on an `info string` line. After a refused `position`,
+//! `go` answers `nobestmove` (UCI: `bestmove (none)`) until a `position` is accepted:
+//! the GUI's game is then not the engine's, and a move searched in the previous
+//! position would be illegal or wrong in it (an adapter that sent a corrupt FEN got
+//! such a move, and its GUI forfeited the game for it).
 //!
 //! Engine-level options: `usemillisec` (UCCI times in ms instead of s), `resignscore`
 //! (resign when the score is at or below minus this; 0 never), `drawscore` (accept a
@@ -230,6 +234,8 @@ pub struct Engine {
     dialect: Dialect,
     game: Game,
     banned: Vec<Move>,
+    /// The last `position` was refused: `go` has no position of the GUI's to search.
+    position_refused: bool,
     settings: Settings,
     running: Option<Running>,
 }
@@ -252,6 +258,7 @@ impl Engine {
             dialect: Dialect::Ucci,
             game: Game::new(Position::startpos()),
             banned: Vec::new(),
+            position_refused: false,
             settings: Settings {
                 usemillisec: false,
                 resign_score: 0,
@@ -314,8 +321,12 @@ impl Engine {
                         Ok(g) => {
                             self.game = g;
                             self.banned.clear();
+                            self.position_refused = false;
                         }
-                        Err(e) => self.info_string(&format!("error: {e}; position unchanged")),
+                        Err(e) => {
+                            self.info_string(&format!("error: {e}; position unchanged"));
+                            self.position_refused = true;
+                        }
                     }
                 }
             }
@@ -335,6 +346,10 @@ impl Engine {
             Command::Go(params) => {
                 if self.running.is_some() {
                     self.info_string("error: go ignored: already searching");
+                } else if self.position_refused {
+                    self.info_string("error: go not searched: the last position was refused");
+                    self.out
+                        .line(&bestmove_line(None, self.dialect, self.settings, false));
                 } else {
                     self.go(&params);
                 }
