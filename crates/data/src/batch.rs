@@ -229,11 +229,7 @@ pub fn assemble(
         window.len(),
         &mut samples,
     )
-    .and_then(|()| fill_batch(window, &cfg.encoder, &samples, batch));
-    let result = match (result, cfg.leaf_wdl) {
-        (Ok(()), Some(leaf)) => fill_leaf_wdl(window, &samples, leaf, batch),
-        (result, _) => result,
-    };
+    .and_then(|()| fill_batch(window, &cfg.encoder, cfg.leaf_wdl, &samples, batch));
     if result.is_ok() && cfg.q_ratio > 0.0 {
         mix_search_value(batch, cfg.q_ratio);
     }
@@ -260,32 +256,6 @@ fn mix_search_value(batch: &mut Batch, q: f32) {
     }
 }
 
-/// Sets `batch.leaf_wdl` to `leaf` of each sample's position, in parallel.
-fn fill_leaf_wdl(
-    window: &Window,
-    samples: &[Sample],
-    leaf: LeafWdl,
-    batch: &mut Batch,
-) -> Result<(), BatchError> {
-    if batch.leaf_wdl.nrows() != samples.len() {
-        batch.leaf_wdl = Array2::zeros((samples.len(), 3));
-    }
-    let out = batch.leaf_wdl.as_slice_mut().expect("standard layout");
-    samples
-        .par_iter()
-        .zip(out.par_chunks_mut(3))
-        .with_min_len(4)
-        .try_for_each_init(Scratch::default, |scratch, (s, row)| {
-            replay(window, *s, scratch)?;
-            let pos = scratch
-                .positions
-                .last()
-                .expect("replay keeps the start position");
-            row.copy_from_slice(&leaf(pos));
-            Ok(())
-        })
-}
-
 /// Fills `batch` with window records `range` in order, unmirrored: for evaluation
 /// over a held-out window, walk `0..len` in slices of the batch size (the last batch
 /// may be shorter).
@@ -307,7 +277,7 @@ pub fn assemble_range(
         index,
         mirrored: false,
     }));
-    let result = fill_batch(window, encoder, &samples, batch);
+    let result = fill_batch(window, encoder, None, &samples, batch);
     batch.samples = samples;
     batch.step = u64::MAX;
     result
@@ -323,17 +293,19 @@ pub fn assemble_samples(
     samples: &[Sample],
     batch: &mut Batch,
 ) -> Result<(), BatchError> {
-    let result = fill_batch(window, encoder, samples, batch);
+    let result = fill_batch(window, encoder, None, samples, batch);
     batch.samples.clear();
     batch.samples.extend_from_slice(samples);
     batch.step = u64::MAX;
     result
 }
 
-/// Sizes `batch` for `samples` and fills every buffer except `batch.samples`.
+/// Sizes `batch` for `samples` and fills every buffer except `batch.samples`;
+/// `batch.leaf_wdl` gets a row per sample from `leaf`, or none without it.
 fn fill_batch(
     window: &Window,
     encoder: &EncoderConfig,
+    leaf: Option<LeafWdl>,
     samples: &[Sample],
     batch: &mut Batch,
 ) -> Result<(), BatchError> {
@@ -341,6 +313,18 @@ fn fill_batch(
         return Err(BatchError::ZeroBatch);
     }
     batch.ensure(samples.len(), encoder);
+    let leaf_rows = if leaf.is_some() { samples.len() } else { 0 };
+    if batch.leaf_wdl.nrows() != leaf_rows {
+        batch.leaf_wdl = Array2::zeros((leaf_rows, 3));
+    }
+    // One slot a sample, `None` without `leaf`: the rows are filled from the position
+    // each sample's replay has at hand, not from a second replay.
+    let mut leaf_out: Vec<Option<&mut [f32]>> = if leaf.is_some() {
+        let rows = batch.leaf_wdl.as_slice_mut().expect("standard layout");
+        rows.chunks_mut(3).map(Some).collect()
+    } else {
+        samples.iter().map(|_| None).collect()
+    };
     let input_len = encoder.input_len();
     let inputs = batch.inputs.as_slice_mut().expect("standard layout");
     let policy = batch.policy.as_slice_mut().expect("standard layout");
@@ -360,15 +344,17 @@ fn fill_batch(
         .zip(has_value.par_iter_mut())
         .zip(weight.par_iter_mut())
         .zip(plies_left.par_iter_mut())
+        .zip(leaf_out.par_iter_mut())
         .with_min_len(4)
         .try_for_each_init(Scratch::default, |scratch, item| {
-            let ((((((((s, inp), pol), leg), val), rw), hv), w), pl) = item;
+            let (((((((((s, inp), pol), leg), val), rw), hv), w), pl), lw) = item;
             let out = SampleOut {
                 input: inp,
                 policy: pol,
                 legal: leg,
                 value: val,
                 root_wdl: rw,
+                leaf_wdl: leaf.zip(lw.as_deref_mut()),
             };
             let (h, wt, p) = fill_sample(window, encoder, *s, scratch, out)?;
             *hv = h;
@@ -384,6 +370,8 @@ struct SampleOut<'a> {
     legal: &'a mut [u8],
     value: &'a mut [f32],
     root_wdl: &'a mut [f32],
+    /// The leaf function and the sample's row of [`Batch::leaf_wdl`], when drawn with one.
+    leaf_wdl: Option<(LeafWdl, &'a mut [f32])>,
 }
 
 /// Replays sample `s`'s game up to its record into `scratch.positions` (the start
@@ -459,5 +447,8 @@ fn fill_sample(
         }
     };
     out.root_wdl.copy_from_slice(&rec.root_wdl);
+    if let Some((leaf, row)) = out.leaf_wdl {
+        row.copy_from_slice(&leaf(current));
+    }
     Ok((has_value, rec.weight, f32::from(rec.plies_left)))
 }
