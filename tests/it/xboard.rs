@@ -164,9 +164,8 @@ fn corrupt_adapter_position(log: &str) -> Option<String> {
     log.lines()
         .filter_map(|l| l.split_once("# position fen ").map(|(_, rest)| rest))
         .map(|rest| {
-            rest.split(" moves")
-                .next()
-                .unwrap_or(rest)
+            rest.split_once(" moves")
+                .map_or(rest, |(fen, _)| fen)
                 .trim()
                 .to_owned()
         })
