@@ -359,9 +359,12 @@ impl Playouts {
 }
 
 impl PlayoutCap {
-    /// Draws the next move's budget.
-    pub fn draw<R: Rng + ?Sized>(&self, rng: &mut R) -> Playouts {
-        let full = self.full_probability >= 1.0 || rng.random::<f32>() < self.full_probability;
+    /// Draws the next move's budget, with `full_probability` scaled by `full_scale`
+    /// (1 as configured; less in a decided game under soft resignation, where few
+    /// positions are worth a full search).
+    pub fn draw<R: Rng + ?Sized>(&self, rng: &mut R, full_scale: f32) -> Playouts {
+        let p = self.full_probability * full_scale;
+        let full = p >= 1.0 || rng.random::<f32>() < p;
         Playouts {
             visits: if full {
                 self.full_visits
@@ -525,7 +528,7 @@ mod tests {
             full_probability: 0.25,
         };
         let mut rng = ChaCha8Rng::seed_from_u64(5);
-        let draws: Vec<Playouts> = (0..4000).map(|_| cap.draw(&mut rng)).collect();
+        let draws: Vec<Playouts> = (0..4000).map(|_| cap.draw(&mut rng, 1.0)).collect();
         let full = draws.iter().filter(|p| p.full).count();
         assert!((850..1150).contains(&full), "{full} full of 4000");
         assert!(
@@ -537,6 +540,12 @@ mod tests {
             full_probability: 1.0,
             ..cap
         };
-        assert!((0..100).all(|_| always.draw(&mut rng).full));
+        assert!((0..100).all(|_| always.draw(&mut rng, 1.0).full));
+        let scaled = (0..4000).filter(|_| cap.draw(&mut rng, 0.1).full).count();
+        assert!(
+            (60..150).contains(&scaled),
+            "{scaled} full of 4000 at a tenth"
+        );
+        assert!((0..100).all(|_| !always.draw(&mut rng, 0.0).full));
     }
 }

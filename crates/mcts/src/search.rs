@@ -213,9 +213,10 @@ impl Search {
             + (self.tree.link.capacity() + self.spare.link.capacity()) * std::mem::size_of::<Link>()
     }
 
-    /// Draws the next move's budget from the playout cap (full or cheap search).
-    pub fn plan_playouts(&mut self) -> Playouts {
-        self.params.playout_cap.draw(&mut self.rng)
+    /// Draws the next move's budget from the playout cap (full or cheap search), its
+    /// full-search probability scaled by `full_scale` ([`crate::PlayoutCap::draw`]).
+    pub fn plan_playouts(&mut self, full_scale: f32) -> Playouts {
+        self.params.playout_cap.draw(&mut self.rng, full_scale)
     }
 
     fn reset_tree(&mut self) {
@@ -983,7 +984,7 @@ mod tests {
             let mut net = RandomEvaluator::new(seed);
             let mut reused = 0;
             for _ in 0..150 {
-                let plan = s.plan_playouts();
+                let plan = s.plan_playouts(1.0);
                 let r = match s.run_playouts(&mut net, plan) {
                     Ok(r) => r,
                     Err(SearchError::GameOver { .. }) => break,

@@ -381,6 +381,7 @@ fn selfplay_event(worker: &str, s: &Snapshot) -> Event {
         would_resign: s.would_resign,
         resign_false_positives: s.false_positives,
         resign_false_positive_rate: s.resign_false_positive_rate(),
+        decided_positions: s.decided_positions,
         resign_threshold: Some(s.resign_threshold),
         model_swaps: s.model_swaps,
         held_out_games: s.held_out,

@@ -211,6 +211,9 @@ pub struct SelfplayEvent {
     pub would_resign: u64,
     pub resign_false_positives: u64,
     pub resign_false_positive_rate: f64,
+    /// Of `positions`, those searched while soft resignation (`[selfplay] resign_soft`)
+    /// held the game decided. 0 without it and in logs of earlier versions.
+    pub decided_positions: u64,
     /// The resignation threshold new games started with at this event: the configured
     /// one, or the one calibrated from the played-out games. Absent in logs of earlier
     /// versions.

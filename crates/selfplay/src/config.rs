@@ -83,6 +83,18 @@ pub struct SelfplayConfig {
     /// The played-out games the calibration looks at: the newest this many. It waits
     /// until it has that many.
     pub resign_calibration_games: usize,
+    /// Soft resignation (KataGo's `reduceVisits`): no game ends by resignation. While a
+    /// side would resign by the rule above, the game plays on with the playout cap's
+    /// `full_probability` scaled by `resign_soft_full_scale`, so few of its decided
+    /// positions cost a full search or become training data, and every game's value
+    /// target is its real result: a false positive costs search time, not a wrong
+    /// label. Every game is played out, so every game measures the would-be
+    /// resignations (and calibrates, with `resign_target_false_positives`);
+    /// `resign_disabled_fraction` must be 0.
+    pub resign_soft: bool,
+    /// With `resign_soft`: the factor on `full_probability` while a side would resign
+    /// (KataGo weights such positions 0.1). 0 makes every such move a cheap search.
+    pub resign_soft_full_scale: f32,
     /// Plies after which an unfinished game is adjudicated a draw.
     pub max_plies: u32,
     /// For value targets only: a drawn game (repetition, move limits, `max_plies`) in
@@ -128,6 +140,8 @@ impl Default for SelfplayConfig {
             resign_disabled_fraction: 0.1,
             resign_target_false_positives: 0.0,
             resign_calibration_games: 100,
+            resign_soft: false,
+            resign_soft_full_scale: 0.1,
             max_plies: 400,
             material_adjudication: 0.0,
             games_per_file: 1,
@@ -218,9 +232,19 @@ impl SelfplayConfig {
             "0 while resign_threshold is -1 or less (resignation off)",
         )?;
         check(
-            !calibrating || self.resign_disabled_fraction > 0.0,
+            !calibrating || self.resign_soft || self.resign_disabled_fraction > 0.0,
             "resign_target_false_positives",
-            "0 while resign_disabled_fraction is 0 (no game measures false positives)",
+            "0 while resign_disabled_fraction is 0 and resign_soft is off (no game measures false positives)",
+        )?;
+        check(
+            !self.resign_soft || self.resign_disabled_fraction == 0.0,
+            "resign_disabled_fraction",
+            "0 with resign_soft (every game is played out and measures false positives)",
+        )?;
+        check(
+            (0.0..=1.0).contains(&self.resign_soft_full_scale),
+            "resign_soft_full_scale",
+            "a number in [0, 1]",
         )?;
         check(
             (1..=100_000).contains(&self.resign_calibration_games),
@@ -306,6 +330,12 @@ mod tests {
         );
         assert_eq!(c.search.c_puct_init, 1.5);
         assert_eq!(c.search.playout_cap.full_visits, 32);
+        let soft = section(
+            "resign_soft = true\nresign_disabled_fraction = 0\nresign_target_false_positives = 0.05\n",
+        )
+        .unwrap();
+        assert!(soft.resign_soft);
+        assert_eq!(soft.resign_soft_full_scale, 0.1);
         assert_eq!(
             c.search.playout_cap.cheap_visits,
             SearchParams::default().playout_cap.cheap_visits
@@ -337,6 +367,11 @@ mod tests {
                 "resign_target_false_positives",
             ),
             ("resign_calibration_games = 0\n", "resign_calibration_games"),
+            ("resign_soft = true\n", "resign_disabled_fraction"),
+            (
+                "resign_soft = true\nresign_disabled_fraction = 0\nresign_soft_full_scale = 2\n",
+                "resign_soft_full_scale",
+            ),
             ("held_out_permille = 1001\n", "held_out_permille"),
         ];
         for (text, key) in cases {

@@ -106,7 +106,9 @@ pub struct RecordDraft {
 /// `consecutive` of its own moves in a row (after `min_ply`). In a game with
 /// resignation enabled that ends the game; in a game with it disabled the first such
 /// moment is remembered, and once the game is played out the would-be resignation is a
-/// false positive if that side did not lose.
+/// false positive if that side did not lose. Under soft resignation (`resign_soft`)
+/// no game resigns; [`ResignTracker::decided`] tells the game to search cheaply
+/// while a side is resigning.
 ///
 /// A game with resignation disabled also measures each side's trigger level (see
 /// [`ResignSample::level`]), the threshold-free form of the same rule, from which the
@@ -118,6 +120,9 @@ pub struct ResignTracker {
     consecutive: u32,
     min_ply: u32,
     streak: [u32; 2],
+    /// Whether each side's latest search left it resigning (streak long enough, past
+    /// the minimum ply).
+    resigning: [bool; 2],
     would_resign: Option<(Color, u32)>,
     /// Disabled games: each side's last `consecutive` root values.
     recent: [VecDeque<f32>; 2],
@@ -141,6 +146,7 @@ impl ResignTracker {
             consecutive: config.resign_consecutive,
             min_ply: config.resign_min_ply,
             streak: [0; 2],
+            resigning: [false; 2],
             would_resign: None,
             recent: [VecDeque::new(), VecDeque::new()],
             level: [f32::INFINITY; 2],
@@ -165,7 +171,9 @@ impl ResignTracker {
         } else {
             *s = 0;
         }
-        if *s >= self.consecutive && ply >= self.min_ply {
+        let resigning = *s >= self.consecutive && ply >= self.min_ply;
+        self.resigning[side.index()] = resigning;
+        if resigning {
             if self.enabled {
                 return ResignVerdict::Resign;
             }
@@ -196,6 +204,12 @@ impl ResignTracker {
             let level = &mut self.level[side.index()];
             *level = level.min(greatest);
         }
+    }
+
+    /// Whether a side is resigning now (by its latest search): under soft resignation
+    /// the game is decided until that side's value rises to the threshold again.
+    pub fn decided(&self) -> bool {
+        self.resigning.contains(&true)
     }
 
     /// For a game with resignation disabled, each side's (Red, Black) trigger level and
@@ -246,6 +260,9 @@ pub struct FinishedGame {
     pub model: String,
     /// Plies played with a full search.
     pub full_searches: u32,
+    /// Plies searched while the game was decided under soft resignation
+    /// ([`ResignTracker::decided`]), at the scaled full-search probability.
+    pub decided_searches: u32,
 }
 
 /// The seed of game `id` of a worker seeded with `seed`.
@@ -265,6 +282,9 @@ pub struct GameState {
     pub resign: ResignTracker,
     pub model: String,
     pub full_searches: u32,
+    /// `resign_soft_full_scale` under soft resignation, else `None`.
+    soft_full_scale: Option<f32>,
+    pub decided_searches: u32,
 }
 
 /// What happened after a finished search was turned into a move.
@@ -310,6 +330,7 @@ impl GameState {
         let seed = game_seed(worker_seed, id);
         let mut rng = ChaCha8Rng::seed_from_u64(seed ^ 0x7265_7369_676E);
         let enabled = config.resign_enabled()
+            && !config.resign_soft
             && !(config.resign_disabled_fraction > 0.0
                 && rng.random::<f32>() < config.resign_disabled_fraction);
         let search = Search::new(config.search.clone(), &game, seed)?;
@@ -323,6 +344,8 @@ impl GameState {
             resign: ResignTracker::new(config, enabled),
             model,
             full_searches: 0,
+            soft_full_scale: config.resign_soft.then_some(config.resign_soft_full_scale),
+            decided_searches: 0,
         })
     }
 
@@ -373,13 +396,20 @@ impl GameState {
     }
 
     /// Starts the search of the current position, drawing its budget from the playout
-    /// cap (full or cheap).
+    /// cap (full or cheap; full less often in a game soft resignation has decided).
     ///
     /// # Errors
     /// [`SearchError::GameOver`] if the position has no legal move (a finished game is
     /// never searched).
     pub fn start_search(&mut self) -> Result<(), SearchError> {
-        self.playouts = self.search.plan_playouts();
+        let full_scale = match self.soft_full_scale {
+            Some(scale) if self.resign.decided() => {
+                self.decided_searches += 1;
+                scale
+            }
+            _ => 1.0,
+        };
+        self.playouts = self.search.plan_playouts(full_scale);
         self.search.start(self.playouts)
     }
 
@@ -425,6 +455,7 @@ impl GameState {
             resign_samples: self.resign.samples(winner),
             model: std::mem::take(&mut self.model),
             full_searches: self.full_searches,
+            decided_searches: self.decided_searches,
         }))
     }
 }
@@ -526,6 +557,29 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_game_is_decided_while_a_side_is_resigning_and_no_longer_once_its_value_recovers() {
+        let mut t = tracker(false);
+        let script = [
+            // Red low at plies 2 and 4: a streak of two past the minimum ply.
+            (Color::Red, 2, -0.9, false),
+            (Color::Black, 3, 0.9, false),
+            (Color::Red, 4, -0.9, true),
+            // The winning side's moves do not end it.
+            (Color::Black, 5, 0.95, true),
+            (Color::Red, 6, -0.95, true),
+            (Color::Black, 7, 0.3, true),
+            // Red's value back at the threshold: the game is open again.
+            (Color::Red, 8, -0.8, false),
+            (Color::Black, 9, 0.8, false),
+        ];
+        for (side, ply, v, decided) in script {
+            assert_eq!(t.observe(side, ply, v), ResignVerdict::Play);
+            assert_eq!(t.decided(), decided, "after {side:?} at ply {ply}");
+        }
+        assert_eq!(t.would_resign(), Some((Color::Red, 4)));
     }
 
     #[test]

@@ -28,8 +28,11 @@
 //!   With `resign_target_false_positives`, those games also calibrate the threshold
 //!   ([`resign`]): at each generation boundary (a run's start, a network swapped in) it
 //!   becomes the highest one at which at most that share of the newest
-//!   `resign_calibration_games` played-out games' would-be resignations were wrong. A
-//!   game that reaches `max_plies` is adjudicated a draw.
+//!   `resign_calibration_games` played-out games' would-be resignations were wrong.
+//!   With `resign_soft` (KataGo's `reduceVisits`) no game resigns: while a side would,
+//!   the game plays on with fewer full searches (`resign_soft_full_scale`), and every
+//!   game is played out and measures. A game that reaches `max_plies` is adjudicated a
+//!   draw.
 //! - **Networks**: the first generation of a run uses the uniform evaluator (what
 //!   AlphaZero's random initialisation amounts to); a [`ModelSource`] is polled on a
 //!   thread of its own, and a new network is swapped in once every game has finished
@@ -75,6 +78,8 @@
 //! | `resign_disabled_fraction` | 0.1 | share of games that never resign and measure false positives |
 //! | `resign_target_false_positives` | 0 | calibrate the threshold to at most this share of wrong would-be resignations (0 = fixed threshold) |
 //! | `resign_calibration_games` | 100 | the newest played-out games the calibration looks at (it waits for that many) |
+//! | `resign_soft` | false | soft resignation: decided games play on with fewer full searches instead of ending |
+//! | `resign_soft_full_scale` | 0.1 | with `resign_soft`, the factor on `full_probability` while a side would resign |
 //! | `max_plies` | 400 | plies after which a game is a draw |
 //! | `games_per_file` | 1 | games per chunk / PGN file |
 //! | `held_out_permille` | 50 | games per thousand held out of training by content hash, written to `data/held-out/` (0 = none) |

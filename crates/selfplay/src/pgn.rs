@@ -83,6 +83,7 @@ mod tests {
             resign_samples: None,
             model: "uniform".into(),
             full_searches: 0,
+            decided_searches: 0,
         };
         let ctx = PgnContext {
             worker: "host-1-ab",

@@ -35,6 +35,8 @@ pub struct Counters {
     /// have been wrong.
     pub would_resign: AtomicU64,
     pub false_positives: AtomicU64,
+    /// Moves searched while soft resignation held the game decided (`resign_soft`).
+    pub decided_positions: AtomicU64,
     pub model_swaps: AtomicU64,
     /// Games under way at the deadline, abandoned unwritten.
     pub abandoned: AtomicU64,
@@ -61,6 +63,7 @@ pub struct Snapshot {
     pub no_resign_games: u64,
     pub would_resign: u64,
     pub false_positives: u64,
+    pub decided_positions: u64,
     pub model_swaps: u64,
     pub abandoned: u64,
     /// The resignation threshold new games start with: `resign_threshold`, or the
@@ -91,6 +94,7 @@ impl Counters {
             no_resign_games: g(&self.no_resign_games),
             would_resign: g(&self.would_resign),
             false_positives: g(&self.false_positives),
+            decided_positions: g(&self.decided_positions),
             model_swaps: g(&self.model_swaps),
             abandoned: g(&self.abandoned),
             resign_threshold,
@@ -155,7 +159,7 @@ impl Snapshot {
     /// One status line.
     pub fn line(&self) -> String {
         format!(
-            "games {} ({:.2}/s, +{} ={} -{}, {} resigned) | positions {} ({:.1}/s), records {} | \
+            "games {} ({:.2}/s, +{} ={} -{}, {} resigned) | positions {} ({:.1}/s), records {}, decided {} | \
              batch {:.1}, evaluator busy {:.0}%, cache hits {:.1}% | resign false positives {}/{} \
              (threshold {:.3})",
             self.games,
@@ -167,6 +171,7 @@ impl Snapshot {
             self.positions,
             self.positions_per_sec(),
             self.records,
+            self.decided_positions,
             self.avg_batch(),
             100.0 * self.evaluator_busy(),
             100.0 * self.cache_hit_rate(),

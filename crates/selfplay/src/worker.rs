@@ -623,6 +623,8 @@ fn protocol() -> SelfplayError {
 fn count_game(c: &Counters, f: &FinishedGame) {
     c.games.fetch_add(1, Relaxed);
     c.records.fetch_add(f.records.len() as u64, Relaxed);
+    c.decided_positions
+        .fetch_add(u64::from(f.decided_searches), Relaxed);
     match f.termination.winner() {
         Some(Color::Red) => c.red_wins.fetch_add(1, Relaxed),
         Some(Color::Black) => c.black_wins.fetch_add(1, Relaxed),
