@@ -389,8 +389,9 @@ fn selfplay_event(worker: &str, s: &Snapshot) -> Event {
 }
 
 /// Writes a worker's counters as TensorBoard scalars (`selfplay/...`) at `step`
-/// (games so far): game length, result split, resignation false positives and the
-/// threshold in force, speed and batching. A logging problem is a warning (once: the logger stops), never fatal.
+/// (games so far): game length, result split, resignation false positives, the
+/// threshold in force and the share of positions soft resignation held decided, speed
+/// and batching. A logging problem is a warning (once: the logger stops), never fatal.
 fn log_tensorboard(tb: &mut TbLogger, s: &Snapshot, step: u64, obs: &SharedObserver) {
     #[allow(clippy::cast_precision_loss)]
     let share = |n: u64| {
@@ -406,6 +407,12 @@ fn log_tensorboard(tb: &mut TbLogger, s: &Snapshot, step: u64, obs: &SharedObser
     } else {
         0.0
     };
+    #[allow(clippy::cast_precision_loss)]
+    let decided_share = if s.positions > 0 {
+        s.decided_positions as f64 / s.positions as f64
+    } else {
+        0.0
+    };
     let scalars = [
         ("selfplay/average_game_length", length),
         ("selfplay/red_win_share", share(s.red_wins)),
@@ -416,6 +423,7 @@ fn log_tensorboard(tb: &mut TbLogger, s: &Snapshot, step: u64, obs: &SharedObser
             s.resign_false_positive_rate(),
         ),
         ("selfplay/resign_threshold", f64::from(s.resign_threshold)),
+        ("selfplay/decided_position_share", decided_share),
         ("selfplay/positions_per_second", s.positions_per_sec()),
         ("selfplay/average_batch", s.avg_batch()),
         ("selfplay/cache_hit_rate", s.cache_hit_rate()),

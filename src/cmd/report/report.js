@@ -252,8 +252,16 @@
       chart(byName.length, { title: 'Game length', xLabel: xLabel, yLabel: 'plies', series: seriesOf(sp, ['average_length'], 'x') });
     }
     if (byName.rates) {
-      chart(byName.rates, { title: 'Cache hits and resignation false positives', xLabel: xLabel, yLabel: '%', yMin: 0,
-        series: seriesOf(sp, ['cache_hit_rate', 'resign_false_positive_rate'], 'x', 100) });
+      // Soft resignation: the share of positions searched while a side would have
+      // resigned (cheaper searches, few training records); absent without it.
+      const decided = {
+        name: 'decided_positions (soft resignation)',
+        points: sp.filter(function (r) { return fin(r.decided_positions) && fin(r.positions) && r.positions > 0 && fin(r.x); })
+          .map(function (r) { return { x: r.x, y: 100 * r.decided_positions / r.positions }; }),
+      };
+      const soft = decided.points.some(function (p) { return p.y > 0; });
+      chart(byName.rates, { title: 'Cache hits, resignation false positives' + (soft ? ' and decided positions' : ''), xLabel: xLabel, yLabel: '%', yMin: 0,
+        series: seriesOf(sp, ['cache_hit_rate', 'resign_false_positive_rate'], 'x', 100).concat(soft ? [decided] : []) });
     }
     // The threshold in force beside those false positives: calibrated from the
     // played-out games, it moves within [-1, -0.5] (-1: resignation off).
