@@ -560,7 +560,9 @@ impl RunDir {
         )
     }
 
-    /// Appends one event to `events.jsonl` in a single write of a whole line.
+    /// Appends one event to `events.jsonl` in a single write of a whole line, under an
+    /// exclusive advisory lock on the file (`flock`) so that concurrent writers' torn-line
+    /// checks never see a line still being written.
     ///
     /// # Errors
     /// If the log cannot be written (a full disk, a read-only directory).
@@ -583,6 +585,11 @@ impl RunDir {
                 path: path.clone(),
                 source,
             })?;
+        // Held until `f` drops, after the write. Without it the check below can see
+        // another process's line half-copied (a write past a page boundary grows the
+        // file page by page) and "repair" it with a blank line. A killed holder releases
+        // it. A filesystem without locks leaves the check racy, not the write.
+        let _ = f.lock();
         // A write that ran out of space may have left part of a line: end it first, so
         // this event does not run into it (readers skip the torn line, not this one),
         // and say so in the same write, as a warning in the log and on stderr.
