@@ -237,6 +237,11 @@ impl SelfplayConfig {
             "0 while resign_disabled_fraction is 0 and resign_soft is off (no game measures false positives)",
         )?;
         check(
+            !self.resign_soft || self.resign_enabled(),
+            "resign_soft",
+            "false while resign_threshold is -1 or less (no game would ever be decided)",
+        )?;
+        check(
             !self.resign_soft || self.resign_disabled_fraction == 0.0,
             "resign_disabled_fraction",
             "0 with resign_soft (every game is played out and measures false positives)",
@@ -368,6 +373,10 @@ mod tests {
             ),
             ("resign_calibration_games = 0\n", "resign_calibration_games"),
             ("resign_soft = true\n", "resign_disabled_fraction"),
+            (
+                "resign_soft = true\nresign_disabled_fraction = 0\nresign_threshold = -1\n",
+                "resign_soft",
+            ),
             (
                 "resign_soft = true\nresign_disabled_fraction = 0\nresign_soft_full_scale = 2\n",
                 "resign_soft_full_scale",
