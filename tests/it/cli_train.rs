@@ -452,6 +452,42 @@ fn bench_train_reports_trainer_and_evaluator_speed() {
     assert_eq!(stdout.matches("evaluator: batch").count(), 2, "{stdout}");
 }
 
+/// The PyTorch reference (the `.venv`'s torch, `XQZ_PYTHON`) runs on the Rust trainer's
+/// device and reports it, so the ratio compares like with like: `bench train` refuses a
+/// reference that ran elsewhere (a CPU reference against a GPU trainer once read as 57x).
+#[test]
+fn bench_train_runs_the_pytorch_reference_on_the_trainers_device() {
+    let out = Command::new(XQZ)
+        .args([
+            "bench",
+            "train",
+            "--device",
+            "cpu",
+            "--batch",
+            "8",
+            "--steps",
+            "1",
+            "--rounds",
+            "1",
+            "--threads",
+            "1",
+            "--eval-batches",
+            "1",
+            "--eval-seconds",
+            "0.05",
+        ])
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(stdout.contains(", pytorch "), "{stdout}");
+    assert!(stdout.contains("(both on cpu)"), "{stdout}");
+}
+
 #[test]
 fn a_config_whose_network_differs_from_the_checkpoint_is_refused() {
     let (_dir, run, config) = setup("");

@@ -3,7 +3,9 @@
 Runs the same network (xq_train::net), loss (xq_train::loss), optimiser (PyTorch's SGD
 with Nesterov momentum or AdamW, weight decay on >=2-d weights only), gradient clipping,
 EMA update and per-step statistics as the Rust trainer, float32, on synthetic batches of
-the same shape, with the same thread count. Prints one JSON line:
+the same shape, with the same thread count, on the same device ("cpu" or "cuda:N"). Like
+the Rust trainer, it copies each step's batch from host memory to the device. Prints one
+JSON line:
 {"samples_per_sec": ..., "steps": ..., "seconds": ..., "final_loss": ...}
 
 Usage: python train_reference.py SPEC.json   (SPEC is written by xq_train::bench)
@@ -107,7 +109,8 @@ def main():
     spec = json.load(open(sys.argv[1]))
     torch.set_num_threads(spec["threads"])
     torch.manual_seed(spec["seed"])
-    net = Net(spec)
+    device = torch.device(spec["device"])
+    net = Net(spec).to(device)
     net.train()
     decay = [p for p in net.parameters() if p.dim() >= 2]
     other = [p for p in net.parameters() if p.dim() < 2]
@@ -131,11 +134,13 @@ def main():
         synthetic(spec["batch_size"], spec["planes"], spec["policy_size"], gen)
         for _ in range(spec["distinct_batches"])
     ]
-    # Bool masks are what the Rust side builds on the device each step from u8.
+    # Each step copies its batch to the device (the Rust trainer uploads every step's
+    # host batch too) and builds bool masks there from u8, as the Rust side does.
     def run(steps, start):
         last = None
         for s in range(steps):
-            inputs, policy, legal, value, has_value, weight = batches[(start + s) % len(batches)]
+            host = batches[(start + s) % len(batches)]
+            inputs, policy, legal, value, has_value, weight = (t.to(device) for t in host)
             batch = (inputs, policy, legal.bool(), value, has_value, weight)
             opt.zero_grad(set_to_none=False)
             pl, vl = net(inputs)
@@ -150,9 +155,15 @@ def main():
             last = stats[0]
         return last
 
+    def sync():
+        if device.type == "cuda":
+            torch.cuda.synchronize(device)
+
     run(spec["warmup_steps"], 0)
+    sync()
     t0 = time.perf_counter()
     final = run(spec["steps"], spec["warmup_steps"])
+    sync()
     secs = time.perf_counter() - t0
     print(
         json.dumps(
@@ -163,6 +174,7 @@ def main():
                 "final_loss": final,
                 "torch": torch.__version__,
                 "threads": torch.get_num_threads(),
+                "device": str(device),
             }
         )
     )

@@ -5,7 +5,8 @@
 //!
 //! The PyTorch reference (`benches/train_reference.py`, embedded here) builds the same
 //! network, loss, optimiser, clipping, EMA update and per-step statistics, in float32, on
-//! synthetic batches of the same shape, with the same intra-op thread count. Both sides
+//! synthetic batches of the same shape, with the same intra-op thread count, on the same
+//! device (each step's batch copied from host memory to it on both sides). Both sides
 //! time `steps` steps after `warmup_steps` untimed ones, in the same process run.
 //!
 //! Entry points: `cargo bench -p xq-train` (benches/train.rs), and these functions for
@@ -101,6 +102,16 @@ pub struct Throughput {
     pub steps: usize,
     pub seconds: f64,
     pub final_loss: f64,
+    /// Where it ran: `cpu` or `cuda:N` (the PyTorch reference reports its own).
+    pub device: String,
+}
+
+/// `cpu` or `cuda:N`, as PyTorch names a device.
+fn torch_device_name(device: tch::Device) -> String {
+    match device {
+        tch::Device::Cuda(n) => format!("cuda:{n}"),
+        _ => "cpu".to_string(),
+    }
 }
 
 /// Rust trainer vs PyTorch.
@@ -140,6 +151,7 @@ pub fn rust_train_throughput(opts: &TrainBenchOptions) -> Result<Throughput, Tra
             steps: opts.steps,
             seconds,
             final_loss: last,
+            device: torch_device_name(t.device()),
         })
     })();
     let _ = std::fs::remove_dir_all(&dir);
@@ -166,7 +178,9 @@ pub fn python_train_throughput(
             .or_insert(serde_json::Value::Bool(false));
     }
     let defaults = TrainConfig::default();
+    let device = torch_device_name(opts.device.device());
     let spec = serde_json::json!({
+        "device": device,
         "planes": opts.net.input_planes(),
         "blocks": opts.net.blocks,
         "channels": opts.net.channels,
@@ -205,10 +219,20 @@ pub fn python_train_throughput(
     }
     let text = String::from_utf8_lossy(&out.stdout);
     let line = text.lines().last().unwrap_or_default();
-    serde_json::from_str(line).map_err(|source| TrainError::Json {
+    let measured: Throughput = serde_json::from_str(line).map_err(|source| TrainError::Json {
         path: python.to_path_buf(),
         source,
-    })
+    })?;
+    // A reference on another device than the Rust side's compares nothing (a CPU
+    // reference against a GPU trainer once read as a 57x speed-up).
+    if measured.device != device {
+        return Err(TrainError::Bench(format!(
+            "the PyTorch reference ({}) ran on {}, the Rust trainer on {device}",
+            python.display(),
+            measured.device
+        )));
+    }
+    Ok(measured)
 }
 
 /// Runs both sides `opts.rounds` times, alternating (Rust, Python, Rust, …), and

@@ -499,8 +499,8 @@ fn bench_train(a: &TrainBenchArgs) -> Result<()> {
     } else {
         let c = compare_train(&project_python(), &opts)?;
         println!(
-            "train: rust {:.0} samples/s, pytorch {:.0} samples/s, ratio {:.2}x",
-            c.rust.samples_per_sec, c.python.samples_per_sec, c.ratio
+            "train: rust {:.0} samples/s, pytorch {:.0} samples/s, ratio {:.2}x (both on {})",
+            c.rust.samples_per_sec, c.python.samples_per_sec, c.ratio, c.rust.device
         );
     }
     if !a.eval_batches.is_empty() {
