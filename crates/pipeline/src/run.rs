@@ -495,22 +495,38 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
                     deadline: budget.loop_deadline(),
                     ..Session::phase(seed, state.games)
                 };
-                let selfplay =
-                    scope.spawn(move || selfplay::phase(run, &cfg.selfplay, session, obs));
+                // Named threads: `top -H` tells self-play (its batching server runs on
+                // this thread) from the trainer.
+                let selfplay = thread::Builder::new()
+                    .name("xq-selfplay".into())
+                    .spawn_scoped(scope, move || {
+                        selfplay::phase(run, &cfg.selfplay, session, obs)
+                    })
+                    .context("cannot start the self-play thread")?;
                 let tr_stop = stop.clone();
                 // One trainer for the whole phase: it trains as far as the pacing
                 // allows, saves a checkpoint, and looks for new data every 2 s.
-                let trainer = scope.spawn(move || -> Result<u64> {
-                    train_concurrently(
-                        run,
-                        &cfg.train,
-                        max_step,
-                        &progress,
-                        &tr_stop,
-                        Duration::from_secs(2),
-                        obs,
-                    )
-                });
+                let trainer = thread::Builder::new().name("xq-train".into()).spawn_scoped(
+                    scope,
+                    move || -> Result<u64> {
+                        train_concurrently(
+                            run,
+                            &cfg.train,
+                            max_step,
+                            &progress,
+                            &tr_stop,
+                            Duration::from_secs(2),
+                            obs,
+                        )
+                    },
+                );
+                let trainer = match trainer {
+                    Ok(handle) => handle,
+                    Err(e) => {
+                        stop.store(true, Ordering::SeqCst);
+                        return Err(e).context("cannot start the trainer thread");
+                    }
+                };
                 let mut result = Ok(());
                 while !budget.loop_spent() && !selfplay.is_finished() && !trainer.is_finished() {
                     if let Err(e) = timed(&mut time.gate, || gate(budget.loop_deadline())) {

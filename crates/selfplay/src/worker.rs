@@ -211,7 +211,7 @@ pub fn run(
     };
 
     let (server_result, group_results, writer_result) = std::thread::scope(|s| {
-        let writer = s.spawn(|| {
+        let writer = spawn_named(s, "xq-sp-writer".into(), || {
             let r = write_games(writer_rx, output, config, &counters);
             if r.is_err() {
                 abort.store(true, Relaxed);
@@ -226,7 +226,7 @@ pub fn run(
                 let to_writer = to_writer.clone();
                 let model = model_name.clone();
                 let shared = &shared;
-                s.spawn(move || {
+                spawn_named(s, format!("xq-sp-search-{g}"), move || {
                     let r = Group::new(g, threads, shared, model).run(&tx, &rx, &to_writer);
                     if r.is_err() {
                         shared.abort.store(true, Relaxed);
@@ -243,9 +243,11 @@ pub fn run(
         let counters = &counters;
         let resign = &resign;
         let observer = options.observer.as_deref();
-        s.spawn(move || watch_models(models, models_tx, poll, done, observer));
+        spawn_named(s, "xq-sp-models".into(), move || {
+            watch_models(models, models_tx, poll, done, observer);
+        });
         if let Some(obs) = observer {
-            s.spawn(move || {
+            spawn_named(s, "xq-sp-progress".into(), move || {
                 let every = obs.every();
                 let mut next = Instant::now() + every;
                 while !done.load(Relaxed) {
@@ -608,6 +610,20 @@ impl<'a> Group<'a> {
             }
         }
     }
+}
+
+/// `scope.spawn` with a thread name (`top -H`, `/proc/PID/task/*/comm`, debuggers and
+/// panic messages show it): each self-play thread's CPU time can be told apart on a
+/// busy machine. Panics where `scope.spawn` would: the OS refused a thread.
+fn spawn_named<'scope, 'env, T: Send + 'scope>(
+    scope: &'scope std::thread::Scope<'scope, 'env>,
+    name: String,
+    f: impl FnOnce() -> T + Send + 'scope,
+) -> std::thread::ScopedJoinHandle<'scope, T> {
+    std::thread::Builder::new()
+        .name(name)
+        .spawn_scoped(scope, f)
+        .unwrap_or_else(|e| panic!("cannot start a self-play thread: {e}"))
 }
 
 fn server_gone() -> SelfplayError {
