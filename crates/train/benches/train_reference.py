@@ -6,7 +6,7 @@ EMA update and per-step statistics as the Rust trainer, float32, on synthetic ba
 the same shape, with the same thread count, on the same device ("cpu" or "cuda:N"). Like
 the Rust trainer, it copies each step's batch from host memory to the device. Prints one
 JSON line:
-{"samples_per_sec": ..., "steps": ..., "seconds": ..., "final_loss": ...}
+{"samples_per_sec": ..., "steps": ..., "seconds": ..., "final_loss": ..., "device": ...}
 
 Usage: python train_reference.py SPEC.json   (SPEC is written by xq_train::bench)
 """
