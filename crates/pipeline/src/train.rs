@@ -244,6 +244,13 @@ struct SavedData {
     selfplay: Option<DataCursor>,
     #[serde(default)]
     manifest: Option<WindowManifest>,
+    /// Step of the last rescan that could adopt a new window: `refresh_every` counts
+    /// from here, across sessions. Counted from each session's first step instead, the
+    /// sync loop's sessions (one a phase) never adopted new data once a phase took fewer
+    /// than `refresh_every` steps (the 2-hour run at 32c0657 trained its last 3,000
+    /// steps on one window). 0 in checkpoints of earlier versions: adopt at once.
+    #[serde(default)]
+    window_step: u64,
     /// The pre-training plateau rule's state (`[train.pretrain] patience`).
     #[serde(default)]
     plateau: Plateau,
@@ -307,9 +314,6 @@ struct SelfplayData {
     prefetcher: Option<Prefetcher>,
     /// Positions in the data directory at the last refresh.
     positions: u64,
-    /// Step of the last rescan that could adopt a new window (`refresh_every` counts
-    /// from here).
-    window_step: u64,
     /// No compaction before this (set for a while after one failed).
     compact_after: Option<Instant>,
     /// The loader of the held-out games (`RUN/data/held-out`): their newest
@@ -636,7 +640,6 @@ impl TrainSession {
             window: None,
             prefetcher: None,
             positions: 0,
-            window_step: trainer.step_count(),
             compact_after: None,
             held_out: WindowLoader::new(
                 run.selfplay_held_out_dir(),
@@ -813,7 +816,7 @@ impl TrainSession {
             .as_ref()
             .is_none_or(|w| w.fingerprint() != window.fingerprint());
         if adopt {
-            self.selfplay.window_step = self.trainer.step_count();
+            self.saved.window_step = self.trainer.step_count();
         }
         if (adopt || self.selfplay.window.is_none()) && changed && !window.is_empty() {
             self.selfplay.window = Some(Arc::new(window));
@@ -984,7 +987,7 @@ impl TrainSession {
             } else {
                 let step = self.trainer.step_count();
                 let due =
-                    step.saturating_sub(self.selfplay.window_step) >= self.cfg.data.refresh_every;
+                    step.saturating_sub(self.saved.window_step) >= self.cfg.data.refresh_every;
                 if due || self.selfplay.window.is_none() {
                     self.refresh(true)?;
                 }
@@ -1970,6 +1973,49 @@ mod tests {
         assert_eq!(
             train_until(&run, &cfg, None, &Progress::constant(), &stop, &quiet()).unwrap(),
             5
+        );
+    }
+
+    /// The sync loop opens a session a phase. `refresh_every` counts from the step the
+    /// window was adopted, in whichever session: phases of fewer steps than it still
+    /// train on new data (counted from each session's start, such phases trained on
+    /// their first window for the rest of the run).
+    #[test]
+    fn phases_shorter_than_refresh_every_still_adopt_new_data() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let mut cfg = tiny();
+        cfg.data.samples_per_position = 0.5;
+        cfg.data.event_every = 1;
+        cfg.data.refresh_every = 4;
+        let stop = AtomicBool::new(false);
+        let mut written = 0;
+        let mut phases = Vec::new();
+        for seed in 1..=8 {
+            written += random_games(&run, 2, seed) as u64;
+            let before = current_step(&run).unwrap();
+            let after =
+                train_until(&run, &cfg, None, &Progress::constant(), &stop, &quiet()).unwrap();
+            phases.push(after - before);
+        }
+        assert!(
+            phases.iter().all(|&n| n > 0 && n < cfg.data.refresh_every),
+            "steps a phase: {phases:?}"
+        );
+        let windows: Vec<u64> = run
+            .events()
+            .unwrap()
+            .events()
+            .filter_map(|e| match e {
+                Event::Train(t) => Some(t.window),
+                _ => None,
+            })
+            .collect();
+        let (first, last) = (windows[0], *windows.last().unwrap());
+        // The last adoption came at most `refresh_every` steps (two phases' data) ago.
+        assert!(
+            last > first && last * 2 >= written,
+            "windows {windows:?} of {written} positions"
         );
     }
 
