@@ -78,6 +78,8 @@ fn a_tiny_run_writes_chunks_and_pgn_records_that_read_back() {
     assert_eq!(last["kind"], "selfplay");
     assert_eq!(last["games"], 6);
     assert!(last["average_batch"].as_f64().unwrap() >= 1.0);
+    let device = last["device"].as_str().unwrap_or_default();
+    assert!(device == "cpu" || device.starts_with("cuda:"), "{last}");
     assert!(files_with(&run.join("data"), ".tmp").is_empty());
 }
 

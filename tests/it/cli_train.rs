@@ -396,7 +396,14 @@ fn a_new_run_pretrains_on_its_pgn_records_then_trains_paced_on_self_play_data() 
 
     let out = train(&run, &config, &[]);
     assert_eq!(final_step(&out), 6 + positions / 4 / 32);
-    let phases: Vec<(u64, String)> = events(&run, "train")
+    let train_events = events(&run, "train");
+    assert!(
+        train_events
+            .iter()
+            .all(|e| e["device"] == "cpu" || e["device"].as_str().unwrap().starts_with("cuda:")),
+        "{train_events:?}"
+    );
+    let phases: Vec<(u64, String)> = train_events
         .iter()
         .map(|e| {
             (
@@ -420,13 +427,13 @@ fn a_new_run_pretrains_on_its_pgn_records_then_trains_paced_on_self_play_data() 
     );
 }
 
-#[test]
-fn bench_train_reports_trainer_and_evaluator_speed() {
+/// Runs `xqz bench train` at the smallest size with `extra` arguments (the evaluator's
+/// batch sizes last); returns its stdout after checking that it succeeded.
+fn bench_train(extra: &[&str], eval_batches: &str) -> String {
     let out = Command::new(XQZ)
+        .args(["bench", "train"])
+        .args(extra)
         .args([
-            "bench",
-            "train",
-            "--no-python",
             "--batch",
             "8",
             "--steps",
@@ -435,19 +442,21 @@ fn bench_train_reports_trainer_and_evaluator_speed() {
             "1",
             "--threads",
             "1",
-            "--eval-batches",
-            "1,4",
-            "--eval-seconds",
-            "0.05",
         ])
+        .args(["--eval-batches", eval_batches, "--eval-seconds", "0.05"])
         .output()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+#[test]
+fn bench_train_reports_trainer_and_evaluator_speed() {
+    let stdout = bench_train(&["--no-python"], "1,4");
     assert!(stdout.contains("train: rust "), "{stdout}");
     assert_eq!(stdout.matches("evaluator: batch").count(), 2, "{stdout}");
 }
@@ -457,33 +466,7 @@ fn bench_train_reports_trainer_and_evaluator_speed() {
 /// reference that ran elsewhere (a CPU reference against a GPU trainer once read as 57x).
 #[test]
 fn bench_train_runs_the_pytorch_reference_on_the_trainers_device() {
-    let out = Command::new(XQZ)
-        .args([
-            "bench",
-            "train",
-            "--device",
-            "cpu",
-            "--batch",
-            "8",
-            "--steps",
-            "1",
-            "--rounds",
-            "1",
-            "--threads",
-            "1",
-            "--eval-batches",
-            "1",
-            "--eval-seconds",
-            "0.05",
-        ])
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let stdout = bench_train(&["--device", "cpu"], "1");
     assert!(stdout.contains(", pytorch "), "{stdout}");
     assert!(stdout.contains("(both on cpu)"), "{stdout}");
 }

@@ -42,12 +42,15 @@ const EVENT_EVERY: Duration = Duration::from_secs(60);
 pub struct Network {
     pub evaluator: Box<dyn Evaluator>,
     pub watcher: Box<dyn ModelSource>,
+    /// Where its networks are evaluated, `cpu` or `cuda:N`, for the `selfplay` events.
+    pub device: String,
 }
 
 impl std::fmt::Debug for Network {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Network")
             .field("evaluator", &self.evaluator.name())
+            .field("device", &self.device)
             .finish_non_exhaustive()
     }
 }
@@ -150,13 +153,19 @@ fn load_accepted(run: &RunDir, options: xq_train::EvaluatorOptions) -> Result<Bo
         .with_context(|| format!("{} names no network", run.pointer_path().display()))?;
     let path = run.model_path(&model);
     let context = || format!("cannot load the accepted network {}", path.display());
-    if xq_native::BackendChoice::from_env()?.is_native(xq_train::cuda_available) {
+    if native_backend()? {
         // One thread per evaluator copy: each evaluates its part of every batch.
         let ev = xq_native::NativeEvaluator::load(&path, options.workers).with_context(context)?;
         return Ok(Box::new(ev));
     }
     let ev = xq_train::TorchEvaluator::load(&path, options).with_context(context)?;
     Ok(Box::new(ev))
+}
+
+/// Whether networks are evaluated by the native backend, as `XQZ_BACKEND` chooses
+/// (`auto`: native on the CPU, libtorch with CUDA).
+fn native_backend() -> Result<bool> {
+    Ok(xq_native::BackendChoice::from_env()?.is_native(xq_train::cuda_available))
 }
 
 /// The run's accepted network (the uniform evaluator when there is none yet: the
@@ -182,9 +191,15 @@ pub fn accepted_network(run: &RunDir, config: &SelfplayConfig) -> Result<Network
             .and_then(|ev| with_leaf_quiescence(ev, weight))
             .map_err(xq_selfplay::ModelError::new)
     });
+    let device = if native_backend()? {
+        "cpu".to_owned()
+    } else {
+        xq_train::device_name(options.device.device())
+    };
     Ok(Network {
         evaluator: with_leaf_quiescence(evaluator, weight)?,
         watcher: Box::new(watcher),
+        device,
     })
 }
 
@@ -213,7 +228,13 @@ pub fn play(
         task: Mutex::new(Some(obs.begin(Task::Selfplay {
             games: session.games,
         }))),
-        events: SelfplayEvents::new(run, &session.worker, session.games_before, every),
+        events: SelfplayEvents::new(
+            run,
+            &session.worker,
+            &network.device,
+            session.games_before,
+            every,
+        ),
     });
     let options = RunOptions {
         run_dir: Some(run.root().to_path_buf()),
@@ -296,6 +317,8 @@ impl xq_selfplay::Observer for Observed {
 struct SelfplayEvents {
     run: RunDir,
     worker: String,
+    /// Where the worker evaluates its networks.
+    device: String,
     games_before: u64,
     /// The period of the progress reports (events are due when a report comes within
     /// half of it).
@@ -311,10 +334,17 @@ struct EventState {
 }
 
 impl SelfplayEvents {
-    fn new(run: &RunDir, worker: &str, games_before: u64, every: Duration) -> SelfplayEvents {
+    fn new(
+        run: &RunDir,
+        worker: &str,
+        device: &str,
+        games_before: u64,
+        every: Duration,
+    ) -> SelfplayEvents {
         SelfplayEvents {
             run: run.clone(),
             worker: worker.to_owned(),
+            device: device.to_owned(),
             games_before,
             every,
             state: Mutex::new(EventState {
@@ -347,7 +377,10 @@ impl SelfplayEvents {
     fn emit(&self, st: &mut EventState, s: &Snapshot, obs: &SharedObserver) {
         st.last = Instant::now();
         st.emitted = Some((s.games, s.positions));
-        if let Err(e) = self.run.record(selfplay_event(&self.worker, s)) {
+        if let Err(e) = self
+            .run
+            .record(selfplay_event(&self.worker, &self.device, s))
+        {
             obs.warn(&format!("selfplay: warning: {e:#}"));
         }
         log_tensorboard(&mut st.tb, s, self.games_before + s.games, obs);
@@ -356,7 +389,7 @@ impl SelfplayEvents {
 
 /// The fields of a `selfplay` event (ARCHITECTURE.md, "The run directory"): the
 /// worker's counters so far (cumulative for that worker).
-fn selfplay_event(worker: &str, s: &Snapshot) -> Event {
+fn selfplay_event(worker: &str, device: &str, s: &Snapshot) -> Event {
     Event::Selfplay(SelfplayEvent {
         worker: worker.to_owned(),
         seconds: s.elapsed.as_secs_f64(),
@@ -385,6 +418,7 @@ fn selfplay_event(worker: &str, s: &Snapshot) -> Event {
         resign_threshold: Some(s.resign_threshold),
         model_swaps: s.model_swaps,
         held_out_games: s.held_out,
+        device: Some(device.to_owned()),
     })
 }
 
@@ -559,7 +593,7 @@ mod tests {
         let run = RunDir::open(dir.path()).unwrap();
         let (recorder, obs) = Recorder::new(false);
         let events = |every, last| {
-            let e = SelfplayEvents::new(&run, "w", 0, every);
+            let e = SelfplayEvents::new(&run, "w", "cpu", 0, every);
             e.state.lock().unwrap().last = last;
             e
         };

@@ -1165,6 +1165,7 @@ impl TrainSession {
                     TrainPhase::Selfplay
                 },
                 record_steps: iv.record_steps,
+                device: Some(xq_train::device_name(self.trainer.device())),
                 extra: Default::default(),
             }))?;
             self.interval = EventInterval::new();

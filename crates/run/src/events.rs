@@ -222,6 +222,10 @@ pub struct SelfplayEvent {
     /// Of `games`, those held out of training (`[selfplay] held_out_permille`), whose
     /// chunks went to `data/held-out/`. 0 in logs of earlier versions.
     pub held_out_games: u64,
+    /// Where the worker evaluates its networks: `cpu` or `cuda:N`. Absent in logs of
+    /// earlier versions.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
 }
 
 /// Which data a training stretch used.
@@ -268,6 +272,9 @@ pub struct TrainEvent {
     /// Steps of the interval that trained on record batches (`mix_every`).
     #[serde(default)]
     pub record_steps: u64,
+    /// Where the steps ran: `cpu` or `cuda:N`. Absent in logs of earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<String>,
     /// Fields of newer writers, kept for readers that chart every number.
     #[serde(flatten)]
     pub extra: BTreeMap<String, serde_json::Value>,
@@ -485,6 +492,7 @@ mod tests {
                 data_wait_share: None,
                 phase: TrainPhase::Selfplay,
                 record_steps: 0,
+                device: Some("cpu".into()),
                 extra: BTreeMap::new(),
             }),
             Event::Holdout(HoldoutEvent {

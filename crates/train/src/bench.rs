@@ -23,7 +23,9 @@ use xq_nn::policy::POLICY_SIZE;
 use xq_nn::{EvalInput, Evaluator};
 
 use crate::batch::OwnedBatch;
-use crate::config::{DeviceChoice, NetConfig, OptimizerConfig, Precision, TrainConfig};
+use crate::config::{
+    DeviceChoice, NetConfig, OptimizerConfig, Precision, TrainConfig, device_name,
+};
 use crate::error::TrainError;
 use crate::evaluator::{EvaluatorOptions, TorchEvaluator};
 use crate::net::policy_gather_table;
@@ -106,14 +108,6 @@ pub struct Throughput {
     pub device: String,
 }
 
-/// `cpu` or `cuda:N`, as PyTorch names a device.
-fn torch_device_name(device: tch::Device) -> String {
-    match device {
-        tch::Device::Cuda(n) => format!("cuda:{n}"),
-        _ => "cpu".to_string(),
-    }
-}
-
 /// Rust trainer vs PyTorch.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct TrainComparison {
@@ -151,7 +145,7 @@ pub fn rust_train_throughput(opts: &TrainBenchOptions) -> Result<Throughput, Tra
             steps: opts.steps,
             seconds,
             final_loss: last,
-            device: torch_device_name(t.device()),
+            device: device_name(t.device()),
         })
     })();
     let _ = std::fs::remove_dir_all(&dir);
@@ -178,7 +172,7 @@ pub fn python_train_throughput(
             .or_insert(serde_json::Value::Bool(false));
     }
     let defaults = TrainConfig::default();
-    let device = torch_device_name(opts.device.device());
+    let device = device_name(opts.device.device());
     let spec = serde_json::json!({
         "device": device,
         "planes": opts.net.input_planes(),

@@ -36,6 +36,16 @@ impl DeviceChoice {
     }
 }
 
+/// `cpu` or `cuda:N`, as PyTorch names a device: what events, evaluator names and
+/// `bench train` report.
+pub fn device_name(device: tch::Device) -> String {
+    match device {
+        tch::Device::Cpu => "cpu".into(),
+        tch::Device::Cuda(n) => format!("cuda:{n}"),
+        other => format!("{other:?}").to_lowercase(),
+    }
+}
+
 impl std::str::FromStr for DeviceChoice {
     type Err = TrainError;
     fn from_str(s: &str) -> Result<Self, Self::Err> {

@@ -27,7 +27,7 @@ use xq_nn::policy::{POLICY_SIZE, policy_indices_into};
 use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator};
 
 use crate::checkpoint::{self, Sidecar, read_tensors};
-use crate::config::DeviceChoice;
+use crate::config::{DeviceChoice, device_name};
 use crate::error::TrainError;
 use crate::net::Net;
 
@@ -317,14 +317,6 @@ impl TorchEvaluator {
             v.extend_from_slice(&vv);
         }
         Ok((p, v))
-    }
-}
-
-fn device_name(d: Device) -> String {
-    match d {
-        Device::Cpu => "cpu".into(),
-        Device::Cuda(i) => format!("cuda:{i}"),
-        other => format!("{other:?}").to_lowercase(),
     }
 }
 

@@ -25,7 +25,9 @@ pub mod optim;
 pub mod trainer;
 
 pub use batch::{HostBatch, OwnedBatch};
-pub use config::{DeviceChoice, LrSchedule, NetConfig, OptimizerConfig, Precision, TrainConfig};
+pub use config::{
+    DeviceChoice, LrSchedule, NetConfig, OptimizerConfig, Precision, TrainConfig, device_name,
+};
 pub use error::TrainError;
 pub use evaluator::{
     EvaluatorOptions, TorchBackend, TorchEvaluator, WeightsChoice, register_backend,
