@@ -247,7 +247,7 @@ struct SavedData {
     /// Step of the last rescan that could adopt a new window: `refresh_every` counts
     /// from here, across sessions. Counted from each session's first step instead, the
     /// sync loop's sessions (one a phase) never adopted new data once a phase took fewer
-    /// than `refresh_every` steps (the 2-hour run at 32c0657 trained its last 3,000
+    /// than `refresh_every` steps (the 2-hour run at 32c0657 trained its last 2,950
     /// steps on one window). 0 in checkpoints of earlier versions: adopt at once.
     #[serde(default)]
     window_step: u64,
