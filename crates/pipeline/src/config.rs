@@ -330,6 +330,12 @@ impl RunConfig {
                 "[run] games_per_generation must be at least 1",
             ));
         }
+        if selfplay.book_plies > 0 && train.data.pretrain.is_none() {
+            return Err(ConfigError::invalid(
+                "[selfplay] book_plies takes its openings from the games of \
+                 [train.pretrain] pgn, and there is no [train.pretrain] section",
+            ));
+        }
         let blend = train.data.value_quiescence;
         if blend > 0.0 && (f64::from(selfplay.search.leaf_quiescence) - blend).abs() > 1e-6 {
             return Err(ConfigError::invalid(format!(
@@ -909,6 +915,22 @@ mod tests {
         // Gates and short ratings search as self-play does.
         assert_eq!(cfg.loop_quiescence(), 75);
         assert_eq!(RunConfig::parse("").unwrap().loop_quiescence(), 0);
+    }
+
+    #[test]
+    fn a_self_play_book_needs_the_pretraining_games() {
+        let err = RunConfig::parse("[selfplay]\nbook_plies = 8\n")
+            .unwrap_err()
+            .to_string();
+        assert!(
+            err.contains("book_plies") && err.contains("[train.pretrain]"),
+            "{err}"
+        );
+        let cfg = RunConfig::parse(
+            "[selfplay]\nbook_plies = 8\n[train.pretrain]\npgn = [\"a.pgn\"]\nsteps = 10\n",
+        )
+        .unwrap();
+        assert_eq!(cfg.selfplay.book_plies, 8);
     }
 
     #[test]

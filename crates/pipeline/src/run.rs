@@ -429,6 +429,7 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
             deadline,
         )
     };
+    let book = selfplay::book(cfg)?;
     let loop_started = Instant::now();
     let mut time = state.loop_time;
     let loop_before = time.total;
@@ -470,6 +471,7 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
                     games: Some(n),
                     deadline: budget.loop_deadline(),
                     resign: resign.take(),
+                    book: book.clone(),
                     ..Session::phase(seed, state.games)
                 };
                 let s = timed(&mut time.selfplay, || {
@@ -493,6 +495,7 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
                     games: games_left(&state),
                     stop: Some(stop.clone()),
                     deadline: budget.loop_deadline(),
+                    book: book.clone(),
                     ..Session::phase(seed, state.games)
                 };
                 // Named threads: `top -H` tells self-play (its batching server runs on

@@ -26,10 +26,11 @@ use xq_run::{
     events::{Event, SelfplayEvent},
 };
 use xq_selfplay::{
-    ModelSource, PointerWatcher, ResignCalibration, RunOptions, SelfplayConfig, Snapshot, Summary,
-    content_hash, worker_id,
+    Book, ModelSource, PointerWatcher, ResignCalibration, RunOptions, SelfplayConfig, Snapshot,
+    Summary, content_hash, worker_id,
 };
 
+use crate::config::RunConfig;
 use crate::progress::{SharedObserver, Task, TaskProgress, Update};
 
 /// How often a live observer gets self-play's counters.
@@ -81,6 +82,9 @@ pub struct Session {
     /// next, so its window of played-out games spans generations. `None` starts from
     /// `[selfplay] resign_threshold`.
     pub resign: Option<ResignCalibration>,
+    /// The opening book of `[selfplay] book_plies` ([`book`]); `None` starts every game
+    /// from the starting position.
+    pub book: Option<Arc<Book>>,
 }
 
 impl Session {
@@ -99,6 +103,7 @@ impl Session {
             games_before: 0,
             lines_every: Duration::from_secs(10),
             resign: None,
+            book: None,
         }
     }
 
@@ -115,8 +120,36 @@ impl Session {
             games_before,
             lines_every: Duration::from_secs(30),
             resign: None,
+            book: None,
         }
     }
+}
+
+/// The opening book of `[selfplay] book_plies`: the training games of
+/// `[train.pretrain] pgn`, split as pre-training splits them, so that the held-out
+/// games stay unseen. `None` when `book_plies` is 0 (the config refuses `book_plies`
+/// without `[train.pretrain]`).
+///
+/// # Errors
+/// A PGN file that cannot be read.
+pub fn book(config: &RunConfig) -> Result<Option<Arc<Book>>> {
+    let pretrain = config.train.data.pretrain.as_ref();
+    let Some(p) = pretrain.filter(|_| config.selfplay.book_plies > 0) else {
+        return Ok(None);
+    };
+    let (games, _) = xq_data::read_pgn_files(&p.pgn).context("cannot read the opening book")?;
+    let split = xq_data::SplitConfig {
+        held_out_permille: p.held_out_permille,
+        salt: 0,
+    };
+    let lines = games
+        .into_iter()
+        .filter(|g| !split.is_held_out(xq_data::game_hash(&g.start, &g.moves)))
+        .map(|g| (g.start, g.moves))
+        .collect();
+    Ok(Some(Arc::new(
+        Book::new(lines).context("cannot read the opening book")?,
+    )))
 }
 
 /// How self-play loads its networks: `[selfplay] threads` intra-op threads in each of
@@ -144,16 +177,20 @@ fn with_leaf_quiescence(evaluator: Box<dyn Evaluator>, weight: f32) -> Result<Bo
     Ok(Box::new(QuiescenceBlend::new(evaluator, weight)?))
 }
 
-/// Loads the network the run's pointer names, on the backend `XQZ_BACKEND` chooses
-/// (`auto`: native on the CPU, libtorch with CUDA); a native evaluator splits each
-/// batch over `options.workers` threads, as libtorch's copies do.
-fn load_accepted(run: &RunDir, options: xq_train::EvaluatorOptions) -> Result<Box<dyn Evaluator>> {
+/// Loads the network the run's pointer names, on the native backend when `native`,
+/// else with libtorch; a native evaluator splits each batch over `options.workers`
+/// threads, as libtorch's copies do.
+fn load_accepted(
+    run: &RunDir,
+    options: xq_train::EvaluatorOptions,
+    native: bool,
+) -> Result<Box<dyn Evaluator>> {
     let model = run
         .accepted()?
         .with_context(|| format!("{} names no network", run.pointer_path().display()))?;
     let path = run.model_path(&model);
     let context = || format!("cannot load the accepted network {}", path.display());
-    if native_backend()? {
+    if native {
         // One thread per evaluator copy: each evaluates its part of every batch.
         let ev = xq_native::NativeEvaluator::load(&path, options.workers).with_context(context)?;
         return Ok(Box::new(ev));
@@ -162,36 +199,34 @@ fn load_accepted(run: &RunDir, options: xq_train::EvaluatorOptions) -> Result<Bo
     Ok(Box::new(ev))
 }
 
-/// Whether networks are evaluated by the native backend, as `XQZ_BACKEND` chooses
-/// (`auto`: native on the CPU, libtorch with CUDA).
-fn native_backend() -> Result<bool> {
-    Ok(xq_native::BackendChoice::from_env()?.is_native(xq_train::cuda_available))
-}
-
 /// The run's accepted network (the uniform evaluator when there is none yet: the
 /// first generation) and a watcher of the pointer that swaps in each newly accepted
 /// network, each loaded as `config` says ([`evaluator_options`]) and searched with its
-/// leaf quiescence.
+/// leaf quiescence. The backend is chosen once, as `XQZ_BACKEND` says (`auto`: native
+/// on the CPU, libtorch with CUDA): every network of the session is evaluated there,
+/// and the device the events name is its.
 ///
 /// # Errors
-/// If the pointer names a network that cannot be loaded.
+/// If the pointer names a network that cannot be loaded, or `XQZ_BACKEND` names no
+/// backend.
 pub fn accepted_network(run: &RunDir, config: &SelfplayConfig) -> Result<Network> {
     let options = evaluator_options(config);
+    let native = xq_native::BackendChoice::from_env()?.is_native(xq_train::cuda_available);
     let weight = config.search.leaf_quiescence;
     let run_dir = run.clone();
     let pointer = run.pointer_path();
     let (evaluator, current): (Box<dyn Evaluator>, Option<u64>) = if pointer.is_file() {
         let current = content_hash(&pointer);
-        (load_accepted(&run_dir, options)?, current)
+        (load_accepted(&run_dir, options, native)?, current)
     } else {
         (Box::new(UniformEvaluator), None)
     };
     let watcher = PointerWatcher::new(pointer, current, move |_: &Path| {
-        load_accepted(&run_dir, options)
+        load_accepted(&run_dir, options, native)
             .and_then(|ev| with_leaf_quiescence(ev, weight))
             .map_err(xq_selfplay::ModelError::new)
     });
-    let device = if native_backend()? {
+    let device = if native {
         "cpu".to_owned()
     } else {
         xq_train::device_name(options.device.device())
@@ -246,6 +281,7 @@ pub fn play(
         deadline: session.deadline,
         observer: Some(observed.clone()),
         resign: session.resign,
+        book: session.book,
     };
     let result = xq_selfplay::run(config, &options, network.evaluator, network.watcher);
     // The display ends with the session, not when the last handle goes.
@@ -475,6 +511,57 @@ fn log_tensorboard(tb: &mut TbLogger, s: &Snapshot, step: u64, obs: &SharedObser
 mod tests {
     use super::*;
     use crate::progress::testing::Recorder;
+
+    #[test]
+    fn the_book_is_the_pretraining_games_it_does_not_hold_out() {
+        let dir = tempfile::tempdir().unwrap();
+        let start = xq_core::Position::startpos();
+        let mut text = String::new();
+        for &red in start.legal_moves().iter().take(6) {
+            let mut after = start.clone();
+            after.play_unchecked(red);
+            for &black in after.legal_moves().iter().take(4) {
+                text.push_str(&format!("[Event \"t\"]\n\n1. {red} {black} *\n\n"));
+            }
+        }
+        let pgn = dir.path().join("games.pgn");
+        std::fs::write(&pgn, &text).unwrap();
+        let config = |plies: u32| {
+            RunConfig::parse(&format!(
+                "[selfplay]\nbook_plies = {plies}\n[train.pretrain]\npgn = [{:?}]\n\
+                 steps = 10\nheld_out_permille = 500\n",
+                pgn.display().to_string()
+            ))
+            .unwrap()
+        };
+        let opened = book(&config(2)).unwrap().unwrap();
+        // Pre-training's own split of the same games.
+        let (games, _) = xq_data::read_pgn_files(std::slice::from_ref(&pgn)).unwrap();
+        let meta = xq_data::ChunkMeta {
+            encoding_version: 0,
+            policy_index_version: 0,
+            creator: "test".into(),
+            seed: 0,
+        };
+        let split = xq_data::SplitConfig {
+            held_out_permille: 500,
+            salt: 0,
+        };
+        let data = xq_data::games_to_chunks(&games, &meta, &split).unwrap();
+        assert!(!data.held_out.games.is_empty() && !data.train.games.is_empty());
+        assert_eq!(opened.len(), data.train.games.len());
+        for seed in 0..50 {
+            let moves: Vec<_> = opened.opening(seed, 2).moves().collect();
+            assert!(
+                !data.held_out.games.iter().any(|g| g.moves == moves),
+                "seed {seed}: a held-out game {moves:?}"
+            );
+        }
+        assert!(
+            book(&config(0)).unwrap().is_none(),
+            "book_plies = 0: no book"
+        );
+    }
 
     #[test]
     fn self_play_evaluates_with_one_copy_of_the_network_per_usable_core_by_default() {

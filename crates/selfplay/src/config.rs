@@ -97,6 +97,11 @@ pub struct SelfplayConfig {
     pub resign_soft_full_scale: f32,
     /// Plies after which an unfinished game is adjudicated a draw.
     pub max_plies: u32,
+    /// Opening book ([`crate::book`]): each game starts after 0 to this many plies,
+    /// uniformly, of a line of [`crate::RunOptions::book`] (no book: the starting
+    /// position). 0 starts every game from the starting position. `xqz run` and
+    /// `xqz selfplay` fill the book with the training games of `[train.pretrain] pgn`.
+    pub book_plies: u32,
     /// For value targets only: a drawn game (repetition, move limits, `max_plies`) in
     /// which one side ends at least this much material ahead (chariot 9, cannon 4.5,
     /// horse 4, advisor and elephant 2, soldier 1 or 2 across the river) trains the
@@ -143,6 +148,7 @@ impl Default for SelfplayConfig {
             resign_soft: false,
             resign_soft_full_scale: 0.1,
             max_plies: 400,
+            book_plies: 0,
             material_adjudication: 0.0,
             games_per_file: 1,
             held_out_permille: 50,
@@ -262,6 +268,11 @@ impl SelfplayConfig {
             "an integer in 1..=65535",
         )?;
         check(
+            self.book_plies < self.max_plies,
+            "book_plies",
+            "an integer below max_plies",
+        )?;
+        check(
             self.material_adjudication.is_finite() && self.material_adjudication >= 0.0,
             "material_adjudication",
             "a finite number >= 0 (0 disables it)",
@@ -359,6 +370,7 @@ mod tests {
             ),
             ("[search]\nbatch_size = 0\n", "search.batch_size"),
             ("max_plies = 0\n", "max_plies"),
+            ("max_plies = 40\nbook_plies = 40\n", "book_plies"),
             (
                 "resign_target_false_positives = 1.0\n",
                 "resign_target_false_positives",

@@ -33,6 +33,9 @@
 //!   the game plays on with fewer full searches (`resign_soft_full_scale`), and every
 //!   game is played out and measures. A game that reaches `max_plies` is adjudicated a
 //!   draw.
+//! - **Openings**: with `book_plies` and a [`Book`] ([`RunOptions::book`]) a game
+//!   starts after 0 to `book_plies` plies of a line drawn from its seed; those plies
+//!   are played unsearched, so they are in the PGN record but give no training record.
 //! - **Networks**: the first generation of a run uses the uniform evaluator (what
 //!   AlphaZero's random initialisation amounts to); a [`ModelSource`] is polled on a
 //!   thread of its own, and a new network is swapped in once every game has finished
@@ -104,6 +107,7 @@
 //! ```
 
 pub mod bench;
+pub mod book;
 pub mod cache;
 pub mod config;
 pub mod game;
@@ -114,6 +118,7 @@ pub mod server;
 pub mod stats;
 pub mod worker;
 
+pub use book::{Book, BookError};
 pub use config::{ConfigError, SelfplayConfig};
 pub use game::{FinishedGame, Termination};
 pub use model::{ModelError, ModelSource, NoModelUpdates, PointerWatcher, content_hash};

@@ -13,9 +13,10 @@ use xq_data::{Chunk, ChunkMeta, ChunkWriter, NewRecord, SplitConfig, game_hash, 
 use xq_mcts::SearchError;
 use xq_nn::{EvalError, Evaluation, Evaluator};
 
+use crate::book::Book;
 use crate::cache::{EvalCache, eval_key};
 use crate::config::SelfplayConfig;
-use crate::game::{FinishedGame, GameState, Step, Termination};
+use crate::game::{FinishedGame, GameState, Step, Termination, game_seed};
 use crate::model::ModelSource;
 use crate::pgn::{PgnContext, game_pgn, today};
 use crate::resign::{Calibrator, ResignCalibration};
@@ -75,6 +76,9 @@ pub struct RunOptions {
     /// ([`Summary::resign`]), carried on so that the window of played-out games spans
     /// runs (a sync `xqz run`'s self-play phases); `None` starts from the config's.
     pub resign: Option<ResignCalibration>,
+    /// The opening book games start from ([`SelfplayConfig::book_plies`]); `None`
+    /// starts every game from the starting position.
+    pub book: Option<Arc<Book>>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -86,6 +90,7 @@ impl std::fmt::Debug for RunOptions {
             .field("worker_id", &self.worker_id)
             .field("deadline", &self.deadline)
             .field("resign", &self.resign)
+            .field("book", &self.book.as_ref().map(|b| b.len()))
             .finish_non_exhaustive()
     }
 }
@@ -208,6 +213,7 @@ pub fn run(
         deadline: options.deadline,
         games: options.games,
         seed: options.seed,
+        book: options.book.as_deref().filter(|_| config.book_plies > 0),
     };
 
     let (server_result, group_results, writer_result) = std::thread::scope(|s| {
@@ -312,6 +318,7 @@ struct Shared<'a> {
     deadline: Option<Instant>,
     games: Option<u64>,
     seed: u64,
+    book: Option<&'a Book>,
 }
 
 #[derive(Debug)]
@@ -567,8 +574,18 @@ impl<'a> Group<'a> {
                         return Ok(false);
                     }
                     slot.round += 1;
-                    let g = GameState::new(config, id, self.shared.seed, self.model.clone())?
-                        .with_resign_threshold(self.shared.resign.threshold());
+                    let seed = self.shared.seed;
+                    let g = match self.shared.book {
+                        Some(book) => GameState::from_game(
+                            config,
+                            id,
+                            seed,
+                            self.model.clone(),
+                            book.opening(game_seed(seed, id), config.book_plies),
+                        )?,
+                        None => GameState::new(config, id, seed, self.model.clone())?,
+                    }
+                    .with_resign_threshold(self.shared.resign.threshold());
                     slot.state = SlotState::Ready(Box::new(g));
                 }
                 SlotState::Ready(mut g) => {

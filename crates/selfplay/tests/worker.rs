@@ -10,8 +10,9 @@ use std::time::Duration;
 
 use common::{RedDespairs, pgn_games, reference_game, tiny_config};
 use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator, RandomEvaluator, UniformEvaluator};
+use xq_selfplay::game::game_seed;
 use xq_selfplay::{
-    ModelSource, NoModelUpdates, Observer, RunOptions, SelfplayConfig, Snapshot, Summary,
+    Book, ModelSource, NoModelUpdates, Observer, RunOptions, SelfplayConfig, Snapshot, Summary,
     build_chunk, run,
 };
 
@@ -122,6 +123,79 @@ fn chunk_games(dir: &Path) -> Vec<Vec<xq_core::Move>> {
     }
     games.sort();
     games
+}
+
+#[test]
+fn games_start_from_book_openings_and_train_only_on_searched_positions() {
+    let mut config = tiny_config();
+    config.search.playout_cap.full_probability = 1.0;
+    config.book_plies = 4;
+    let start = xq_core::Position::startpos();
+    let line = |iccs: &str| {
+        let mut game = xq_core::Game::new(start.clone());
+        let moves: Vec<_> = iccs
+            .split_whitespace()
+            .map(|m| game.play_iccs(m).unwrap())
+            .collect();
+        (start.clone(), moves)
+    };
+    let book = Arc::new(
+        Book::new(vec![
+            line("h2e2 h9g7 h0g2 b9c7 b2c2"),
+            line("c3c4 g9e7 b0c2 h9g7"),
+        ])
+        .unwrap(),
+    );
+    let dir = tempfile::tempdir().unwrap();
+    let options = RunOptions {
+        run_dir: Some(dir.path().to_path_buf()),
+        games: Some(8),
+        seed: 5,
+        worker_id: Some("test-worker".into()),
+        book: Some(Arc::clone(&book)),
+        ..RunOptions::default()
+    };
+    run(
+        &config,
+        &options,
+        Box::new(UniformEvaluator),
+        Box::new(NoModelUpdates),
+    )
+    .unwrap();
+
+    // Each game's record begins with the opening its seed draws from the book.
+    let games = pgn_games(&dir.path().join("games"));
+    assert_eq!(games.len(), 8);
+    let mut book_plies = std::collections::HashMap::new();
+    for (round, moves, ..) in &games {
+        let opening: Vec<_> = book.opening(game_seed(5, *round), 4).moves().collect();
+        assert!(
+            moves.starts_with(&opening),
+            "game {round}: {moves:?} after {opening:?}"
+        );
+        book_plies.insert(moves.clone(), opening.len());
+    }
+    assert!(
+        book_plies.values().any(|&k| k > 0),
+        "no game started from a book line: {book_plies:?}"
+    );
+    // Every searched position is a record, and no book ply is.
+    for entry in std::fs::read_dir(dir.path().join("data")).unwrap() {
+        let chunk = xq_data::read_chunk(&entry.unwrap().path()).unwrap();
+        for r in &chunk.records {
+            let game = &chunk.games[r.game as usize];
+            let k = book_plies[&game.moves];
+            assert!(usize::from(r.ply) >= k, "a record at book ply {}", r.ply);
+        }
+        for (g, game) in chunk.games.iter().enumerate() {
+            let records = chunk
+                .records
+                .iter()
+                .filter(|r| r.game as usize == g)
+                .count();
+            assert_eq!(records, game.moves.len() - book_plies[&game.moves]);
+        }
+    }
 }
 
 #[test]

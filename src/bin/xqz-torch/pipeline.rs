@@ -12,14 +12,13 @@ use xq_pipeline::{
     config::RunConfig,
     gate::{GateProgress, gate_once},
     run::RunSummary,
-    selfplay::{Session, accepted_network, play},
+    selfplay::{Session, accepted_network, book, play},
     train::{StopReason, train_once},
 };
 use xq_run::{
     RunDir,
     report::{elo_fields, fmt_elo},
 };
-use xq_selfplay::SelfplayConfig;
 
 use crate::bars;
 
@@ -174,14 +173,16 @@ pub fn selfplay(a: SelfplayArgs) -> Result<()> {
     let obs = a.progress.observer();
     let run = RunDir::open(&a.dir.run)?;
     let config_path = run.config_for(a.dir.config.as_deref());
-    let config = match &config_path {
-        Some(p) => RunConfig::load(p)?.selfplay,
-        None => SelfplayConfig::default(),
+    let run_config = match &config_path {
+        Some(p) => RunConfig::load(p)?,
+        None => RunConfig::parse("")?,
     };
-    let network = accepted_network(&run, &config)?;
+    let config = &run_config.selfplay;
+    let network = accepted_network(&run, config)?;
     let session = Session {
         games: a.games,
         interrupt: Some(interrupt),
+        book: book(&run_config)?,
         ..Session::worker(a.seed)
     };
     obs.log(&format!(
@@ -195,7 +196,7 @@ pub fn selfplay(a: SelfplayArgs) -> Result<()> {
             .map(|p| format!(", config {}", p.display()))
             .unwrap_or_default()
     ));
-    let summary = play(&run, &config, network, session, &obs)?;
+    let summary = play(&run, config, network, session, &obs)?;
     println!(
         "selfplay: worker {}: {}",
         summary.worker_id,
