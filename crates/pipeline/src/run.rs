@@ -430,6 +430,13 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
         )
     };
     let book = selfplay::book(cfg)?;
+    if let Some(b) = &book {
+        obs.log(&format!(
+            "self-play opening book: {} training games of [train.pretrain] pgn, up to {} plies",
+            b.len(),
+            cfg.selfplay.book_plies
+        ));
+    }
     let loop_started = Instant::now();
     let mut time = state.loop_time;
     let loop_before = time.total;
