@@ -127,8 +127,9 @@ impl Session {
 
 /// The opening book of `[selfplay] book_plies`: the training games of
 /// `[train.pretrain] pgn`, split as pre-training splits them, so that the held-out
-/// games stay unseen. `None` when `book_plies` is 0 (the config refuses `book_plies`
-/// without `[train.pretrain]`).
+/// games stay unseen. Games that cannot be read are left out, as pre-training leaves
+/// them out (and warns of them). `None` when `book_plies` is 0 (the config refuses
+/// `book_plies` without `[train.pretrain]`).
 ///
 /// # Errors
 /// A PGN file that cannot be read.

@@ -173,10 +173,7 @@ pub fn selfplay(a: SelfplayArgs) -> Result<()> {
     let obs = a.progress.observer();
     let run = RunDir::open(&a.dir.run)?;
     let config_path = run.config_for(a.dir.config.as_deref());
-    let run_config = match &config_path {
-        Some(p) => RunConfig::load(p)?,
-        None => RunConfig::parse("")?,
-    };
+    let run_config = RunConfig::for_run(&run, a.dir.config.as_deref())?;
     let config = &run_config.selfplay;
     let network = accepted_network(&run, config)?;
     let session = Session {
