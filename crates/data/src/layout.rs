@@ -58,6 +58,9 @@ pub const TENSORBOARD_DIR: &str = "tensorboard";
 pub const REPORT_FILE: &str = "report.html";
 /// The run's configuration, copied on the first start.
 pub const CONFIG_FILE: &str = "config.toml";
+/// The absolute directory of the file [`CONFIG_FILE`] was copied from: the copy's
+/// relative paths (`[train.pretrain] pgn`) are relative to it, not to the run.
+pub const CONFIG_BASE_FILE: &str = "config.base";
 /// The event log, one JSON object a line.
 pub const EVENTS_FILE: &str = "events.jsonl";
 /// `xqz run`'s budget and progress across restarts.

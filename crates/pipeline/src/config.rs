@@ -47,6 +47,10 @@ use self::train::TrainSection;
 pub struct RunConfig {
     /// The file's text, which `xqz run` copies into the run directory.
     pub text: String,
+    /// The directory the file's relative paths (`[train.pretrain] pgn`) resolve
+    /// against: the config file's own. `xqz run` records it beside its copy, so that the
+    /// copy resolves them the same way. None for text parsed without a file.
+    pub base: Option<PathBuf>,
     pub run: RunSection,
     pub selfplay: SelfplayConfig,
     pub train: TrainSection,
@@ -240,23 +244,40 @@ impl RunConfig {
     /// The first problem, naming the file, the key path and (for bad TOML, unknown keys
     /// and values of the wrong type) the line.
     pub fn load(path: &Path) -> Result<RunConfig, ConfigError> {
+        // Pre-training files are named relative to the config file.
+        let dir = path.parent().filter(|d| !d.as_os_str().is_empty());
+        RunConfig::load_relative_to(path, dir.unwrap_or(Path::new(".")))
+    }
+
+    /// [`RunConfig::load`], with relative paths resolved against `base`.
+    fn load_relative_to(path: &Path, base: &Path) -> Result<RunConfig, ConfigError> {
         let text = std::fs::read_to_string(path)
             .map_err(|e| ConfigError::read(&e).locate("", Some(path)))?;
         let mut cfg = RunConfig::parse_file(&text, Some(path))?;
-        // Pre-training files are named relative to the config file.
-        cfg.train
-            .resolve_paths(path.parent().unwrap_or(Path::new(".")));
+        cfg.train.resolve_paths(base);
+        cfg.base = Some(base.to_path_buf());
         Ok(cfg)
     }
 
     /// The config of a command working on `run`: the file given on its command line,
-    /// else the run's copy (`config.toml`), else the built-in defaults.
+    /// else the run's copy (`config.toml`, its relative paths resolved against the
+    /// directory it was copied from, where recorded, else the run's), else the built-in
+    /// defaults.
     ///
     /// # Errors
-    /// As [`RunConfig::load`].
+    /// As [`RunConfig::load`], and an unreadable record of the copy's directory.
     pub fn for_run(run: &RunDir, given: Option<&Path>) -> Result<RunConfig, ConfigError> {
-        match run.config_for(given) {
-            Some(path) => RunConfig::load(&path),
+        if let Some(path) = given {
+            return RunConfig::load(path);
+        }
+        match run.config_for(None) {
+            Some(copy) => {
+                let base = run
+                    .config_base()
+                    .map_err(|e| ConfigError::invalid(e.to_string()))?
+                    .unwrap_or_else(|| run.root().to_path_buf());
+                RunConfig::load_relative_to(&copy, &base)
+            }
             None => RunConfig::parse(""),
         }
     }
@@ -353,6 +374,7 @@ impl RunConfig {
         }
         Ok(RunConfig {
             text: text.to_owned(),
+            base: None,
             run,
             selfplay,
             train,
@@ -1202,5 +1224,39 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("missing.toml: cannot read config"), "{err}");
+    }
+
+    #[test]
+    fn the_runs_copy_names_pgn_files_relative_to_the_file_it_was_copied_from() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path().join("run")).unwrap();
+        let pgn = |cfg: RunConfig| cfg.train.data.pretrain.unwrap().pgn;
+        std::fs::write(
+            run.config_path(),
+            "[train.pretrain]\nsteps = 10\npgn = [\"games/master.pgn\", \"/abs/other.pgn\"]\n",
+        )
+        .unwrap();
+        // No record of where it came from: relative to the run.
+        assert_eq!(
+            pgn(RunConfig::for_run(&run, None).unwrap()),
+            [run.root().join("games/master.pgn"), "/abs/other.pgn".into()]
+        );
+        std::fs::write(run.config_base_path(), "/home/me/configs\n").unwrap();
+        let cfg = RunConfig::for_run(&run, None).unwrap();
+        assert_eq!(cfg.base.as_deref(), Some(Path::new("/home/me/configs")));
+        assert_eq!(
+            pgn(cfg),
+            [
+                PathBuf::from("/home/me/configs/games/master.pgn"),
+                "/abs/other.pgn".into()
+            ]
+        );
+        // A file given on the command line resolves against its own directory.
+        let given = dir.path().join("given.toml");
+        std::fs::copy(run.config_path(), &given).unwrap();
+        assert_eq!(
+            pgn(RunConfig::for_run(&run, Some(&given)).unwrap())[0],
+            dir.path().join("games/master.pgn")
+        );
     }
 }

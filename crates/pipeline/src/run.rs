@@ -213,10 +213,12 @@ pub struct RunSummary {
 
 /// Copies the config into the run on first start. A later start with a different
 /// config says so in the log, uses it and copies it over: the run directory always
-/// holds the config its latest start used.
+/// holds the config its latest start used. Beside the copy it records the absolute
+/// directory of the given file, so that commands reading the copy (`xqz train`,
+/// `xqz selfplay`, `xqz gate` without `--config`) find its relative PGN paths.
 fn record_config(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
     let path = run.config_path();
-    if path.exists() {
+    let same = if path.exists() {
         let old = std::fs::read_to_string(&path)
             .with_context(|| format!("cannot read {}", path.display()))?;
         if old != cfg.text {
@@ -224,11 +226,30 @@ fn record_config(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<
                 "note: {} differs from the given config; the given one is used and copied over",
                 path.display()
             ));
-        } else {
-            return Ok(());
         }
+        old == cfg.text
+    } else {
+        false
+    };
+    if !same {
+        write_atomic(&path, cfg.text.as_bytes())?;
     }
-    write_atomic(&path, cfg.text.as_bytes())?;
+    let base_path = run.config_base_path();
+    match &cfg.base {
+        Some(base) => {
+            let base = std::path::absolute(base)
+                .with_context(|| format!("cannot make {} absolute", base.display()))?;
+            if run.config_base()?.as_deref() != Some(base.as_path()) {
+                write_atomic(&base_path, base.to_string_lossy().as_bytes())?;
+            }
+        }
+        None => match std::fs::remove_file(&base_path) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => {
+                return Err(e).with_context(|| format!("cannot remove {}", base_path.display()));
+            }
+            _ => {}
+        },
+    }
     Ok(())
 }
 
@@ -643,6 +664,34 @@ fn selfplay_positions(log: &EventLog) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn commands_reading_the_runs_copy_of_the_config_find_its_pgn_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let configs = dir.path().join("configs");
+        std::fs::create_dir(&configs).unwrap();
+        let file = configs.join("run.toml");
+        std::fs::write(
+            &file,
+            "[train.pretrain]\nsteps = 10\npgn = [\"../data/master.pgn\"]\n",
+        )
+        .unwrap();
+        let cfg = RunConfig::load(&file).unwrap();
+        let run = RunDir::open(dir.path().join("runs/a")).unwrap();
+        let (recorder, obs) = crate::progress::testing::Recorder::new(false);
+        record_config(&obs, &run, &cfg).unwrap();
+        let pgn = |cfg: RunConfig| cfg.train.data.pretrain.unwrap().pgn;
+        let want = configs.join("../data/master.pgn");
+        assert_eq!(pgn(RunConfig::for_run(&run, None).unwrap()), [want]);
+        // A restart with the same file rewrites nothing and says nothing.
+        record_config(&obs, &run, &cfg).unwrap();
+        assert!(recorder.lines().is_empty(), "{:?}", recorder.lines());
+        // A config without a file leaves no stale record behind.
+        let text = RunConfig::parse("[train]\nbatch_size = 16\n").unwrap();
+        record_config(&obs, &run, &text).unwrap();
+        assert!(!run.config_base_path().exists());
+        assert_eq!(recorder.lines().len(), 1, "{:?}", recorder.lines());
+    }
 
     #[test]
     fn the_rate_schedule_follows_the_loops_share_of_the_budget_else_of_the_steps() {

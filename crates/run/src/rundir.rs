@@ -284,6 +284,25 @@ impl RunDir {
         self.root.join(layout::CONFIG_FILE)
     }
 
+    /// Where `xqz run` records the directory its config was copied from.
+    pub fn config_base_path(&self) -> PathBuf {
+        self.root.join(layout::CONFIG_BASE_FILE)
+    }
+
+    /// The directory the run's copy of its config was copied from, if recorded: the
+    /// copy's relative paths resolve against it.
+    ///
+    /// # Errors
+    /// The file exists and cannot be read.
+    pub fn config_base(&self) -> Result<Option<PathBuf>, RunError> {
+        let path = self.config_base_path();
+        match fs::read_to_string(&path) {
+            Ok(text) => Ok(Some(PathBuf::from(text.trim_end_matches('\n')))),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+            Err(source) => Err(RunError::Read { path, source }),
+        }
+    }
+
     /// The config a command reads: the one given on the command line, else the run's
     /// copy if it exists, else none (built-in defaults).
     pub fn config_for(&self, given: Option<&Path>) -> Option<PathBuf> {
