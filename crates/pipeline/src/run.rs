@@ -237,7 +237,9 @@ fn record_config(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<
     let base_path = run.config_base_path();
     match &cfg.base {
         Some(base) => {
-            let base = std::path::absolute(base)
+            // Canonical where it exists (no `..` in the record), else made absolute.
+            let base = std::fs::canonicalize(base)
+                .or_else(|_| std::path::absolute(base))
                 .with_context(|| format!("cannot make {} absolute", base.display()))?;
             if run.config_base()?.as_deref() != Some(base.as_path()) {
                 write_atomic(&base_path, base.to_string_lossy().as_bytes())?;
@@ -681,7 +683,10 @@ mod tests {
         let (recorder, obs) = crate::progress::testing::Recorder::new(false);
         record_config(&obs, &run, &cfg).unwrap();
         let pgn = |cfg: RunConfig| cfg.train.data.pretrain.unwrap().pgn;
-        let want = configs.join("../data/master.pgn");
+        // The record is canonical (`..` resolved, symbolic links followed).
+        let want = std::fs::canonicalize(&configs)
+            .unwrap()
+            .join("../data/master.pgn");
         assert_eq!(pgn(RunConfig::for_run(&run, None).unwrap()), [want]);
         // A restart with the same file rewrites nothing and says nothing.
         record_config(&obs, &run, &cfg).unwrap();
