@@ -35,7 +35,7 @@ use toml::{
     de::{DeTable, DeValue},
 };
 use xq_eval::spec::PlayerSpec;
-use xq_run::RunDir;
+use xq_run::{RunDir, RunError};
 use xq_selfplay::SelfplayConfig;
 
 use self::train::TrainSection;
@@ -51,6 +51,9 @@ pub struct RunConfig {
     /// against: the config file's own. `xqz run` records it beside its copy, so that the
     /// copy resolves them the same way. None for text parsed without a file.
     pub base: Option<PathBuf>,
+    /// The file it was read from (a command's log names it). None for text parsed
+    /// without a file.
+    pub file: Option<PathBuf>,
     pub run: RunSection,
     pub selfplay: SelfplayConfig,
     pub train: TrainSection,
@@ -256,6 +259,7 @@ impl RunConfig {
         let mut cfg = RunConfig::parse_file(&text, Some(path))?;
         cfg.train.resolve_paths(base);
         cfg.base = Some(base.to_path_buf());
+        cfg.file = Some(path.to_path_buf());
         Ok(cfg)
     }
 
@@ -270,16 +274,18 @@ impl RunConfig {
         if let Some(path) = given {
             return RunConfig::load(path);
         }
-        match run.config_for(None) {
-            Some(copy) => {
-                let base = run
-                    .config_base()
-                    .map_err(|e| ConfigError::invalid(e.to_string()))?
-                    .unwrap_or_else(|| run.root().to_path_buf());
-                RunConfig::load_relative_to(&copy, &base)
-            }
-            None => RunConfig::parse(""),
+        let copy = run.config_path();
+        if !copy.is_file() {
+            return RunConfig::parse("");
         }
+        let base = match run.config_base() {
+            Ok(base) => base.unwrap_or_else(|| run.root().to_path_buf()),
+            Err(RunError::Read { path, source }) => {
+                return Err(ConfigError::read(&source).locate("", Some(&path)));
+            }
+            Err(e) => return Err(ConfigError::invalid(e.to_string())),
+        };
+        RunConfig::load_relative_to(&copy, &base)
     }
 
     /// Parses and validates config text (errors give lines, not a file name).
@@ -375,6 +381,7 @@ impl RunConfig {
         Ok(RunConfig {
             text: text.to_owned(),
             base: None,
+            file: None,
             run,
             selfplay,
             train,
@@ -1257,6 +1264,18 @@ mod tests {
         assert_eq!(
             pgn(RunConfig::for_run(&run, Some(&given)).unwrap())[0],
             dir.path().join("games/master.pgn")
+        );
+        // The copy's config names itself; an unreadable record is a read error naming it.
+        assert_eq!(
+            RunConfig::for_run(&run, None).unwrap().file,
+            Some(run.config_path())
+        );
+        std::fs::remove_file(run.config_base_path()).unwrap();
+        std::fs::create_dir(run.config_base_path()).unwrap();
+        let err = RunConfig::for_run(&run, None).unwrap_err().to_string();
+        assert!(
+            err.contains("cannot read") && err.contains("config.base"),
+            "{err}"
         );
     }
 }

@@ -218,20 +218,18 @@ pub struct RunSummary {
 /// `xqz selfplay`, `xqz gate` without `--config`) find its relative PGN paths.
 fn record_config(obs: &SharedObserver, run: &RunDir, cfg: &RunConfig) -> Result<()> {
     let path = run.config_path();
-    let same = if path.exists() {
-        let old = std::fs::read_to_string(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?;
-        if old != cfg.text {
+    let old = match std::fs::read_to_string(&path) {
+        Ok(old) => Some(old),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    if old.as_deref() != Some(cfg.text.as_str()) {
+        if old.is_some() {
             obs.log(&format!(
                 "note: {} differs from the given config; the given one is used and copied over",
                 path.display()
             ));
         }
-        old == cfg.text
-    } else {
-        false
-    };
-    if !same {
         write_atomic(&path, cfg.text.as_bytes())?;
     }
     let base_path = run.config_base_path();

@@ -303,14 +303,6 @@ impl RunDir {
         }
     }
 
-    /// The config a command reads: the one given on the command line, else the run's
-    /// copy if it exists, else none (built-in defaults).
-    pub fn config_for(&self, given: Option<&Path>) -> Option<PathBuf> {
-        given
-            .map(Path::to_path_buf)
-            .or_else(|| Some(self.config_path()).filter(|p| p.is_file()))
-    }
-
     pub fn events_path(&self) -> PathBuf {
         self.root.join(layout::EVENTS_FILE)
     }

@@ -172,7 +172,6 @@ pub fn selfplay(a: SelfplayArgs) -> Result<()> {
     }
     let obs = a.progress.observer();
     let run = RunDir::open(&a.dir.run)?;
-    let config_path = run.config_for(a.dir.config.as_deref());
     let run_config = RunConfig::for_run(&run, a.dir.config.as_deref())?;
     let config = &run_config.selfplay;
     let network = accepted_network(&run, config)?;
@@ -188,7 +187,8 @@ pub fn selfplay(a: SelfplayArgs) -> Result<()> {
         session.seed,
         network.evaluator.name(),
         config.parallel_games,
-        config_path
+        run_config
+            .file
             .as_ref()
             .map(|p| format!(", config {}", p.display()))
             .unwrap_or_default()
