@@ -215,8 +215,9 @@ struct StepLoss {
 impl StepLoss {
     /// Record batches (pre-training and mixed-in steps) weigh their value loss by
     /// `[train.pretrain] value_weight` (1 without a pretrain section) and train the
-    /// network's value alone; self-play batches weigh it by 1 and blend it with leaf
-    /// quiescence at `[train] value_quiescence`.
+    /// network's value alone; self-play batches weigh it by `[train]
+    /// selfplay_value_weight` and blend it with leaf quiescence at `[train]
+    /// value_quiescence`.
     fn of(data: &DataSection, from_records: bool) -> StepLoss {
         if from_records {
             StepLoss {
@@ -225,7 +226,7 @@ impl StepLoss {
             }
         } else {
             StepLoss {
-                value_scale: 1.0,
+                value_scale: data.selfplay_value_weight,
                 value_quiescence: data.value_quiescence,
             }
         }
@@ -1617,6 +1618,15 @@ mod tests {
         let plain = tiny().data;
         assert_eq!(StepLoss::of(&plain, true).value_scale, 1.0);
         assert_eq!(StepLoss::of(&plain, false).value_quiescence, 0.0);
+        // A policy-only self-play value weight leaves the records' weight as it was.
+        let policy_only = crate::config::RunConfig::parse(
+            "[train]\nselfplay_value_weight = 0\n[train.pretrain]\npgn = [\"x.pgn\"]\nsteps = 10\nvalue_weight = 0.25\n",
+        )
+        .unwrap()
+        .train
+        .data;
+        assert_eq!(StepLoss::of(&policy_only, false).value_scale, 0.0);
+        assert_eq!(StepLoss::of(&policy_only, true).value_scale, 0.25);
     }
 
     #[test]

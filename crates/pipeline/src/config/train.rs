@@ -240,6 +240,14 @@ pub struct DataSection {
     /// misses rather than repeating it. 0 (the default) trains the network's value alone;
     /// record batches always do.
     pub value_quiescence: f64,
+    /// The value loss's weight on self-play batches, as a factor of `[train]
+    /// value_loss_weight` (record batches have `[train.pretrain] value_weight`). 0 trains
+    /// only the policy on self-play data and leaves the value head to the record steps
+    /// (`mix_every`): at the README job's scale self-play's game results taught a value
+    /// that played far better in plain search but worse inside the exported player's
+    /// blend with leaf quiescence than the pre-trained value, whose labels came from
+    /// alpha-beta (docs/STRENGTH.md, "Which head self-play changed").
+    pub selfplay_value_weight: f64,
     /// Threads assembling batches (0 = rayon's global pool).
     pub data_threads: usize,
     /// Batches assembled ahead of the trainer.
@@ -302,6 +310,7 @@ impl Default for DataSection {
             mirror: true,
             q_ratio: 0.0,
             value_quiescence: 0.0,
+            selfplay_value_weight: 1.0,
             data_threads: 0,
             prefetch: 4,
             pretrain: None,
@@ -401,6 +410,11 @@ impl TrainSection {
             (0.0..1.0).contains(&d.value_quiescence),
             "value_quiescence",
             "in [0, 1)",
+        )?;
+        check(
+            d.selfplay_value_weight.is_finite() && d.selfplay_value_weight >= 0.0,
+            "selfplay_value_weight",
+            "a number ≥ 0",
         )?;
         check(d.refresh_every >= 1, "refresh_every", "at least 1")?;
         check(
@@ -611,7 +625,7 @@ mod tests {
         );
         assert_eq!(d.reuse_cap(), Ok(None));
         let d = parse(
-            "[train]\nlr_anneal = \"cosine\"\nlr_anneal_final = 0.2\nsamples_per_position = 3\nmax_reuse = 4\nvalue_quiescence = 0.75\n[selfplay.search]\nleaf_quiescence = 0.75\n",
+            "[train]\nlr_anneal = \"cosine\"\nlr_anneal_final = 0.2\nsamples_per_position = 3\nmax_reuse = 4\nvalue_quiescence = 0.75\nselfplay_value_weight = 0\n[selfplay.search]\nleaf_quiescence = 0.75\n",
         )
         .unwrap()
         .data;
@@ -620,9 +634,10 @@ mod tests {
                 d.lr_anneal,
                 d.lr_anneal_final,
                 d.max_reuse,
-                d.value_quiescence
+                d.value_quiescence,
+                d.selfplay_value_weight
             ),
-            (LrAnneal::Cosine, 0.2, Some(4.0), 0.75)
+            (LrAnneal::Cosine, 0.2, Some(4.0), 0.75, 0.0)
         );
         assert!(d.reuse_cap().unwrap().is_some());
         for (text, want) in [
@@ -651,6 +666,10 @@ mod tests {
             (
                 "[train]\nvalue_quiescence = -0.5\n",
                 "[train] value_quiescence must be in [0, 1)",
+            ),
+            (
+                "[train]\nselfplay_value_weight = -1.0\n",
+                "[train] selfplay_value_weight must be a number ≥ 0",
             ),
             (
                 "[train]\nsamples_per_position = 6\nmax_reuse = 4\n",
