@@ -246,7 +246,9 @@ pub struct DataSection {
     /// (`mix_every`): at the README job's scale self-play's game results taught a value
     /// that played far better in plain search but worse inside the exported player's
     /// blend with leaf quiescence than the pre-trained value, whose labels came from
-    /// alpha-beta (docs/STRENGTH.md, "Which head self-play changed").
+    /// alpha-beta (docs/STRENGTH.md, "Which head self-play changed"). Measured at 0
+    /// there, the exported player was no stronger for it ("Self-play that trains the
+    /// policy only").
     pub selfplay_value_weight: f64,
     /// Threads assembling batches (0 = rayon's global pool).
     pub data_threads: usize,
