@@ -1,6 +1,9 @@
 # Shared by the self-play experiments of docs/STRENGTH.md (selfplay_quiescence,
-# selfplay_lr, value_quiescence): one arm is the README's main job (configs/quickstart.toml) without its
-# final match, so that its whole budget goes to the loop, with the arm's own edits;
+# selfplay_lr, value_quiescence, selfplay_visits, selfplay_book, selfplay_mix,
+# selfplay_value_weight; cpu2h_post, pretrain_value_weight, pretrain_continued and
+# selfplay_which_head use its matches):
+# one arm is the README's main job (configs/quickstart.toml) without its final match,
+# so that its whole budget goes to the loop, with the arm's own edits;
 # then the run's exported best player against the same run's pre-trained network, both
 # at the exported budget (their own engine.toml: 800 visits, leaf quiescence 0.75), on
 # random 8-ply openings. That head-to-head is the decisive figure: did self-play make
