@@ -27,22 +27,30 @@ print(pretrained, best)
 PY
 }
 
+# The README job's config for an experiment's run OUT/ARM, written to OUT/ARM.toml:
+# its run directory, [run] seed SEED, no final match (its reserve goes to the loop),
+# the master games by absolute path, then SEDS, further sed expressions.
+arm_config() { # OUT ARM SEED [SEDS...]
+  local out=$1 arm=$2 seed=$3 edits=() e
+  shift 3
+  for e in "$@"; do edits+=(-e "$e"); done
+  sed -e "s|^dir = .*|dir = \"$out/$arm\"|" \
+    -e "s|^seed = .*|seed = $seed|" \
+    -e "s|^final_reserve_minutes = .*|final_reserve_minutes = 0|" \
+    -e "s|^final_games = .*|final_games = 0|" \
+    -e "s|\"\.\./tests/data/|\"$(realpath tests/data)/|" \
+    "${edits[@]}" \
+    configs/quickstart.toml >"$out/$arm.toml"
+}
+
 # One arm: OUT/ARM.toml, the run OUT/ARM (log OUT/ARM.log) and the head-to-head
 # OUT/ARM-best-vs-pretrained.{json,pgn}. SEDS are further sed expressions on the config.
 # A run already finished and a match already written are kept.
 selfplay_arm() { # OUT ARM SEED MINUTES GAMES [SEDS...]
   local out=$1 arm=$2 seed=$3 minutes=$4 games=$5
   shift 5
-  local xqz=${XQZ:-target/release/xqz} edits=() e
-  for e in "$@"; do edits+=(-e "$e"); done
-  sed -e "s|^dir = .*|dir = \"$out/$arm\"|" \
-    -e "s|^seed = .*|seed = $seed|" \
-    -e "s|^budget_minutes = .*|budget_minutes = $minutes|" \
-    -e "s|^final_reserve_minutes = .*|final_reserve_minutes = 0|" \
-    -e "s|^final_games = .*|final_games = 0|" \
-    -e "s|\"\.\./tests/data/|\"$(realpath tests/data)/|" \
-    "${edits[@]}" \
-    configs/quickstart.toml >"$out/$arm.toml"
+  local xqz=${XQZ:-target/release/xqz}
+  arm_config "$out" "$arm" "$seed" "s|^budget_minutes = .*|budget_minutes = $minutes|" "$@"
   if ! grep -q '"finished": true' "$out/$arm/state.json" 2>/dev/null; then
     rm -rf "${out:?}/$arm"
     "$xqz" run --config "$out/$arm.toml" >"$out/$arm.log" 2>&1
