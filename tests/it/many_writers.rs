@@ -29,6 +29,10 @@ const KILL_SEED: u64 = 2026;
 const BUDGET_MINUTES: f64 = 1.5;
 /// How long the killer works.
 const KILL_SECONDS: u64 = 90;
+/// How long a worker has lived before the final SIGTERM: one signalled before it has
+/// installed its handler (the exec into `xqz-torch`, libtorch's loading) dies by the
+/// signal, with no game played yet, and a respawn can come just before the trainer ends.
+const STARTUP: Duration = Duration::from_secs(10);
 
 /// The processes of the test, killed when it ends, even by a failed assertion.
 struct Fleet(Vec<Child>);
@@ -96,6 +100,7 @@ fn eight_workers_and_the_trainer_killed_at_random_lose_no_game_and_tear_nothing(
     fleet
         .0
         .extend((0..WORKERS).map(|_| spawn(&worker_args, &run, &log)));
+    let mut born = [Instant::now(); WORKERS + 1];
 
     let mut rng = SplitMix64::new(KILL_SEED);
     let (mut worker_kills, mut trainer_kills) = (0u32, 0u32);
@@ -137,9 +142,13 @@ fn eight_workers_and_the_trainer_killed_at_random_lose_no_game_and_tear_nothing(
         fleet.0[i].wait().unwrap();
         let args: &[&str] = if i == 0 { &trainer_args } else { &worker_args };
         fleet.0[i] = spawn(args, &run, &log);
+        born[i] = Instant::now();
     };
     assert!(finished.success(), "trainer failed:\n{}", log_text());
     // The workers end cleanly (SIGTERM: finished games written).
+    if let Some(youngest) = born[1..].iter().max() {
+        std::thread::sleep(STARTUP.saturating_sub(youngest.elapsed()));
+    }
     for w in &fleet.0[1..] {
         let pid = w.id().to_string();
         Command::new("kill").args(["-TERM", &pid]).status().unwrap();
