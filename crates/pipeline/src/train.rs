@@ -66,7 +66,7 @@ use xq_data::{
     games_to_chunks, read_pgn_files,
 };
 use xq_eval::adjudicate::{Adjudicator, Verdict, VerdictBy};
-use xq_train::{HostBatch, StepMeans, StepStats, Trainer};
+use xq_train::{HostBatch, LossWeights, StepMeans, StepStats, Trainer};
 
 use xq_run::{
     ModelRef, RunDir,
@@ -202,33 +202,23 @@ impl HoldoutStats {
     }
 }
 
-/// How a training step's loss treats its batch, by the batch's source.
-#[derive(Debug, Clone, Copy, PartialEq)]
-struct StepLoss {
-    /// Factor of the value loss's weight (`Trainer::set_value_weight_scale`).
-    value_scale: f64,
-    /// The leaf quiescence weight the value loss blends with
-    /// (`Trainer::set_value_quiescence`).
-    value_quiescence: f64,
-}
-
-impl StepLoss {
-    /// Record batches (pre-training and mixed-in steps) weigh their value loss by
-    /// `[train.pretrain] value_weight` (1 without a pretrain section) and train the
-    /// network's value alone; self-play batches weigh it by `[train]
-    /// selfplay_value_weight` and blend it with leaf quiescence at `[train]
-    /// value_quiescence`.
-    fn of(data: &DataSection, from_records: bool) -> StepLoss {
-        if from_records {
-            StepLoss {
-                value_scale: data.pretrain.as_ref().map_or(1.0, |p| p.value_weight),
-                value_quiescence: 0.0,
-            }
-        } else {
-            StepLoss {
-                value_scale: data.selfplay_value_weight,
-                value_quiescence: data.value_quiescence,
-            }
+/// How a training step's loss treats its batch, by the batch's source
+/// (`Trainer::set_loss_scales`). Record batches (pre-training and mixed-in steps) weigh
+/// their value loss by `[train.pretrain] value_weight` (1 without a pretrain section)
+/// and train the network's value alone; self-play batches weigh their policy and value
+/// losses by `[train] selfplay_policy_weight` and `selfplay_value_weight` and blend the
+/// value with leaf quiescence at `[train] value_quiescence`.
+fn loss_scales(data: &DataSection, from_records: bool) -> LossWeights {
+    if from_records {
+        LossWeights {
+            value: data.pretrain.as_ref().map_or(1.0, |p| p.value_weight),
+            ..LossWeights::PLAIN
+        }
+    } else {
+        LossWeights {
+            policy: data.selfplay_policy_weight,
+            value: data.selfplay_value_weight,
+            leaf: data.value_quiescence,
         }
     }
 }
@@ -1029,9 +1019,8 @@ impl TrainSession {
                 let fraction = self.progress.fraction(self.trainer.step_count());
                 self.trainer.set_lr_scale(self.cfg.data.lr_factor(fraction));
             }
-            let source = StepLoss::of(&self.cfg.data, from_records);
-            self.trainer.set_value_weight_scale(source.value_scale);
-            self.trainer.set_value_quiescence(source.value_quiescence);
+            self.trainer
+                .set_loss_scales(loss_scales(&self.cfg.data, from_records));
             let stats = {
                 let host = HostBatch::from_data(&batch)?;
                 self.trainer.step(&host)?
@@ -1593,40 +1582,38 @@ mod tests {
     }
 
     #[test]
-    fn record_batches_get_the_pretrain_value_weight_and_self_play_batches_the_blend() {
+    fn record_batches_get_the_pretrain_value_weight_and_self_play_batches_their_own() {
         let data = crate::config::RunConfig::parse(
             "[train]\nvalue_quiescence = 0.75\n[train.pretrain]\npgn = [\"x.pgn\"]\nsteps = 10\nvalue_weight = 0.25\n[selfplay.search]\nleaf_quiescence = 0.75\n",
         )
         .unwrap()
         .train
         .data;
-        assert_eq!(
-            StepLoss::of(&data, true),
-            StepLoss {
-                value_scale: 0.25,
-                value_quiescence: 0.0
-            }
-        );
-        assert_eq!(
-            StepLoss::of(&data, false),
-            StepLoss {
-                value_scale: 1.0,
-                value_quiescence: 0.75
-            }
-        );
+        let weights = |policy, value, leaf| LossWeights {
+            policy,
+            value,
+            leaf,
+        };
+        assert_eq!(loss_scales(&data, true), weights(1.0, 0.25, 0.0));
+        assert_eq!(loss_scales(&data, false), weights(1.0, 1.0, 0.75));
         // Without a pretrain section (`xqz train --pgn`) records weigh the value by 1.
         let plain = tiny().data;
-        assert_eq!(StepLoss::of(&plain, true).value_scale, 1.0);
-        assert_eq!(StepLoss::of(&plain, false).value_quiescence, 0.0);
-        // A policy-only self-play value weight leaves the records' weight as it was.
-        let policy_only = crate::config::RunConfig::parse(
-            "[train]\nselfplay_value_weight = 0\n[train.pretrain]\npgn = [\"x.pgn\"]\nsteps = 10\nvalue_weight = 0.25\n",
-        )
-        .unwrap()
-        .train
-        .data;
-        assert_eq!(StepLoss::of(&policy_only, false).value_scale, 0.0);
-        assert_eq!(StepLoss::of(&policy_only, true).value_scale, 0.25);
+        assert_eq!(loss_scales(&plain, true), LossWeights::PLAIN);
+        assert_eq!(loss_scales(&plain, false), LossWeights::PLAIN);
+        // Self-play's own weights leave the records' weights as they were.
+        for (keys, selfplay) in [
+            ("selfplay_value_weight = 0", weights(1.0, 0.0, 0.0)),
+            ("selfplay_policy_weight = 0", weights(0.0, 1.0, 0.0)),
+        ] {
+            let data = crate::config::RunConfig::parse(&format!(
+                "[train]\n{keys}\n[train.pretrain]\npgn = [\"x.pgn\"]\nsteps = 10\nvalue_weight = 0.25\n"
+            ))
+            .unwrap()
+            .train
+            .data;
+            assert_eq!(loss_scales(&data, false), selfplay, "{keys}");
+            assert_eq!(loss_scales(&data, true), weights(1.0, 0.25, 0.0), "{keys}");
+        }
     }
 
     #[test]

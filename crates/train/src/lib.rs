@@ -32,6 +32,7 @@ pub use error::TrainError;
 pub use evaluator::{
     EvaluatorOptions, TorchBackend, TorchEvaluator, WeightsChoice, register_backend,
 };
+pub use loss::LossWeights;
 pub use net::Net;
 pub use trainer::{EvalStats, Logged, Means, StepMeans, StepStats, Trainer};
 

@@ -17,7 +17,7 @@ const MIN_PROBABILITY: f64 = 1e-7;
 /// scalars for logging.
 #[derive(Debug)]
 pub struct Loss {
-    /// `policy + value_weight × value`.
+    /// `policy_weight × policy + value_weight × value`.
     pub total: Tensor,
     /// Weighted mean cross-entropy between the visit distribution and the policy softmax
     /// over legal moves.
@@ -30,6 +30,26 @@ pub struct Loss {
     /// Weighted share of samples (with a value target) whose most likely outcome the value
     /// head picks.
     pub value_accuracy: Tensor,
+}
+
+/// How [`loss`] weighs its parts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LossWeights {
+    /// The policy cross-entropy's weight in the total.
+    pub policy: f64,
+    /// The value cross-entropy's weight in the total.
+    pub value: f64,
+    /// The leaf value's share in the value loss's prediction (see [`loss`]).
+    pub leaf: f64,
+}
+
+impl LossWeights {
+    /// Policy and value at weight 1, the network's value alone.
+    pub const PLAIN: LossWeights = LossWeights {
+        policy: 1.0,
+        value: 1.0,
+        leaf: 0.0,
+    };
 }
 
 /// Log-probabilities over the legal moves only (illegal entries get ~-1e9).
@@ -47,13 +67,18 @@ pub fn masked_log_softmax(policy_logits: &Tensor, legal: &Tensor) -> Result<Tens
 /// leaf_weight · leaf_wdl`: the win/draw/loss a search with leaf quiescence
 /// `leaf_weight` uses at the position. The network's value is then trained for what the
 /// leaf value misses, not to repeat it. The value accuracy is that of the same blend.
+/// The reported policy and value losses are unweighted.
 pub fn loss(
     policy_logits: &Tensor,
     value_logits: &Tensor,
     batch: &DeviceBatch,
-    value_weight: f64,
-    leaf_weight: f64,
+    weights: LossWeights,
 ) -> Result<Loss, TchError> {
+    let LossWeights {
+        policy: policy_weight,
+        value: value_weight,
+        leaf: leaf_weight,
+    } = weights;
     let w = &batch.weight;
     // Targets outside the legal set would meet a -1e9 log-probability; drop them.
     let target = batch.policy.f_mul(&batch.legal.f_to_kind(Kind::Float)?)?;
@@ -85,7 +110,9 @@ pub fn loss(
         .f_neg()?;
     let wv = w.f_mul(&batch.has_value)?;
     let value = weighted_mean(&value_ce, &wv)?;
-    let total = policy.f_add(&value.f_mul_scalar(value_weight)?)?;
+    let total = policy
+        .f_mul_scalar(policy_weight)?
+        .f_add(&value.f_mul_scalar(value_weight)?)?;
 
     let (policy_accuracy, value_accuracy) = tch::no_grad(|| -> Result<_, TchError> {
         let hit = logp
@@ -137,12 +164,20 @@ mod tests {
         logits[30] = 50.0;
         let pl = Tensor::from_slice(&logits).view([1, -1]);
         let vl = Tensor::from_slice(&[0.0f32, 0.0, 0.0]).view([1, 3]);
-        let l = loss(&pl, &vl, &d, 1.0, 0.0).unwrap();
+        let l = loss(&pl, &vl, &d, LossWeights::PLAIN).unwrap();
         let p = f64::try_from(&l.policy).unwrap();
         let v = f64::try_from(&l.value).unwrap();
         assert!((p - 2f64.ln()).abs() < 1e-6, "policy loss {p}");
         assert!((v - 3f64.ln()).abs() < 1e-6, "value loss {v}");
         assert!((f64::try_from(&l.total).unwrap() - (p + v)).abs() < 1e-6);
+        let weights = LossWeights {
+            policy: 0.5,
+            value: 2.0,
+            leaf: 0.0,
+        };
+        let l = loss(&pl, &vl, &d, weights).unwrap();
+        assert!((f64::try_from(&l.total).unwrap() - (0.5 * p + 2.0 * v)).abs() < 1e-6);
+        assert!((f64::try_from(&l.policy).unwrap() - p).abs() < 1e-6);
     }
 
     #[test]
@@ -154,7 +189,7 @@ mod tests {
         let pl = Tensor::zeros([2, POLICY_SIZE as i64], (Kind::Float, Device::Cpu));
         // The first sample predicts its win; the second (no target) predicts the wrong result.
         let vl = Tensor::from_slice(&[9.0f32, 0.0, 0.0, 9.0, 0.0, 0.0]).view([2, 3]);
-        let l = loss(&pl, &vl, &d, 1.0, 0.0).unwrap();
+        let l = loss(&pl, &vl, &d, LossWeights::PLAIN).unwrap();
         assert!(f64::try_from(&l.value).unwrap() < 1e-3);
         assert_eq!(f64::try_from(&l.value_accuracy).unwrap(), 1.0);
     }
@@ -172,8 +207,12 @@ mod tests {
         let plain = b.view().to_device(1, Device::Cpu).unwrap();
         b.leaf_wdl = vec![0.0, 1.0, 0.0];
         let leafy = b.view().to_device(1, Device::Cpu).unwrap();
+        let leaf = |leaf| LossWeights {
+            leaf,
+            ..LossWeights::PLAIN
+        };
         let value = |d: &DeviceBatch, w: f64| {
-            f64::try_from(&loss(&pl, &vl, d, 1.0, w).unwrap().value).unwrap()
+            f64::try_from(&loss(&pl, &vl, d, leaf(w)).unwrap().value).unwrap()
         };
         let third = (1.0f64 / 3.0).ln().abs();
         assert!((value(&plain, 0.75) - third).abs() < 1e-6);
@@ -182,7 +221,7 @@ mod tests {
 
         // At weight 1 the network's value has no say, so its logits get no gradient.
         let vl = vl.set_requires_grad(true);
-        loss(&pl, &vl, &leafy, 1.0, 1.0).unwrap().total.backward();
+        loss(&pl, &vl, &leafy, leaf(1.0)).unwrap().total.backward();
         assert_eq!(vl.grad().abs().sum(Kind::Float).double_value(&[]), 0.0);
     }
 }

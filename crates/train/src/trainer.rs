@@ -35,7 +35,7 @@ use crate::config::TrainConfig;
 use crate::ema::Ema;
 use crate::error::TrainError;
 use crate::logging::tags;
-use crate::loss::loss;
+use crate::loss::{LossWeights, loss};
 use crate::net::Net;
 use crate::optim::{Optimizer, PackedVars};
 
@@ -206,12 +206,9 @@ pub struct Trainer {
     window_size: Option<u64>,
     /// Multiplies the schedule's rate (see [`Trainer::set_lr_scale`]).
     lr_scale: f64,
-    /// Multiplies `value_loss_weight` in training steps (see
-    /// [`Trainer::set_value_weight_scale`]).
-    value_scale: f64,
-    /// The leaf value's share in the value loss's prediction (see
-    /// [`Trainer::set_value_quiescence`]).
-    leaf_weight: f64,
+    /// Factors of the loss's weights and the leaf value's share in training steps (see
+    /// [`Trainer::set_loss_scales`]).
+    scales: LossWeights,
     tb: TbLogger,
     /// The failure that stopped TensorBoard logging, until the caller takes it.
     tb_failure: Option<TrainError>,
@@ -342,8 +339,7 @@ impl Trainer {
             step: 0,
             samples_seen: 0,
             lr_scale: 1.0,
-            value_scale: 1.0,
-            leaf_weight: 0.0,
+            scales: LossWeights::PLAIN,
             data_cursor: None,
             window_size: None,
             interval: Interval::new(),
@@ -384,13 +380,11 @@ impl Trainer {
         let d = unsafe { borrowed_batch(batch, planes, self.device)? };
         self.opt.zero_grad()?;
         let (pl, vl) = self.net.forward(&d.inputs, true, self.kind)?;
-        let l = loss(
-            &pl,
-            &vl,
-            &d,
-            self.config.value_loss_weight * self.value_scale,
-            self.leaf_weight,
-        )?;
+        let weights = LossWeights {
+            value: self.config.value_loss_weight * self.scales.value,
+            ..self.scales
+        };
+        let l = loss(&pl, &vl, &d, weights)?;
         l.total.f_backward()?;
         let grad_norm = self.opt.clip_grad_norm(self.config.grad_clip)?;
         let host = scalars(&[
@@ -475,7 +469,11 @@ impl Trainer {
         let d: DeviceBatch = batch.to_device(self.config.net.input_planes(), self.device)?;
         let host = tch::no_grad(|| -> Result<Vec<f64>, TrainError> {
             let (pl, vl) = self.ema_net.forward(&d.inputs, false, self.kind)?;
-            let l = loss(&pl, &vl, &d, self.config.value_loss_weight, 0.0)?;
+            let weights = LossWeights {
+                value: self.config.value_loss_weight,
+                ..LossWeights::PLAIN
+            };
+            let l = loss(&pl, &vl, &d, weights)?;
             scalars(&[
                 &l.total,
                 &l.policy,
@@ -584,22 +582,18 @@ impl Trainer {
         self.lr_scale = scale;
     }
 
-    /// Multiplies `value_loss_weight` by `scale` in the training steps from the next
-    /// on (1 by default; evaluation keeps the configured weight). Not saved in
-    /// checkpoints: the caller sets it per batch, for its source (the pipeline's
-    /// `[train.pretrain] value_weight` on record batches).
-    pub fn set_value_weight_scale(&mut self, scale: f64) {
-        self.value_scale = scale;
-    }
-
-    /// From the next training step on, the value loss of a batch that carries
-    /// `leaf_wdl` is that of `(1 − weight) · network + weight · leaf` ([`loss`]), the
-    /// value a search with leaf quiescence `weight` uses; 0 (the default) trains the
-    /// network's value alone. Evaluation always measures the network alone. Not saved in
-    /// checkpoints: the caller sets it per batch (the pipeline's `[train]
-    /// value_quiescence` on self-play batches).
-    pub fn set_value_quiescence(&mut self, weight: f64) {
-        self.leaf_weight = weight;
+    /// Sets, from the next training step on, how the loss treats the batches
+    /// (evaluation always measures the network alone at the configured weights):
+    /// `policy` and `value` multiply the policy loss's weight (1) and
+    /// `value_loss_weight`, and `leaf` is the leaf value's share in the value loss's
+    /// prediction: a batch that carries `leaf_wdl` trains `(1 − leaf) · network + leaf ·
+    /// leaf value`, the value a search with leaf quiescence `leaf` uses ([`loss`]).
+    /// [`LossWeights::PLAIN`] by default. Not saved in checkpoints: the caller sets it
+    /// per batch, for its source (the pipeline's `[train.pretrain] value_weight` on
+    /// record batches, `[train] selfplay_policy_weight`, `selfplay_value_weight` and
+    /// `value_quiescence` on self-play ones).
+    pub fn set_loss_scales(&mut self, scales: LossWeights) {
+        self.scales = scales;
     }
 
     /// Current replay-window size, logged with the next scalars.

@@ -11,8 +11,8 @@ use xq_nn::encode::encode_into;
 use xq_nn::policy::{POLICY_SIZE, policy_index};
 use xq_nn::{EvalInput, Evaluator};
 use xq_train::{
-    DeviceChoice, EvaluatorOptions, NetConfig, OptimizerConfig, OwnedBatch, TorchEvaluator,
-    TrainConfig, TrainError, Trainer, WeightsChoice,
+    DeviceChoice, EvaluatorOptions, LossWeights, NetConfig, OptimizerConfig, OwnedBatch,
+    TorchEvaluator, TrainConfig, TrainError, Trainer, WeightsChoice,
 };
 
 fn run_dir(tag: &str) -> PathBuf {
@@ -69,7 +69,7 @@ fn assert_same_tensors(a: &[(String, Tensor)], b: &[(String, Tensor)], what: &st
 }
 
 #[test]
-fn the_value_weight_scale_weighs_the_value_loss_in_training_steps() {
+fn the_loss_scales_weigh_the_policy_and_value_losses_in_training_steps() {
     let cfg = TrainConfig {
         value_loss_weight: 2.0,
         ..tiny_config(adamw())
@@ -83,16 +83,27 @@ fn the_value_weight_scale_weighs_the_value_loss_in_training_steps() {
         close(s.total_loss, s.policy_loss + 2.0 * s.value_loss),
         "{s:?}"
     );
-    t.set_value_weight_scale(0.25);
+    let scaled = |policy, value| LossWeights {
+        policy,
+        value,
+        ..LossWeights::PLAIN
+    };
+    t.set_loss_scales(scaled(1.0, 0.25));
     let s = t.step(&batch.view()).unwrap();
     assert!(
         close(s.total_loss, s.policy_loss + 0.5 * s.value_loss),
         "{s:?}"
     );
-    t.set_value_weight_scale(0.0);
+    t.set_loss_scales(scaled(1.0, 0.0));
     let s = t.step(&batch.view()).unwrap();
     assert!(
         s.value_loss > 0.0 && close(s.total_loss, s.policy_loss),
+        "{s:?}"
+    );
+    t.set_loss_scales(scaled(0.0, 1.0));
+    let s = t.step(&batch.view()).unwrap();
+    assert!(
+        s.policy_loss > 0.0 && close(s.total_loss, 2.0 * s.value_loss),
         "{s:?}"
     );
     let _ = fs::remove_dir_all(&dir);

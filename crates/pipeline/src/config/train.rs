@@ -250,6 +250,14 @@ pub struct DataSection {
     /// there, the exported player was no stronger for it ("Self-play that trains the
     /// policy only").
     pub selfplay_value_weight: f64,
+    /// The policy loss's weight on self-play batches (record batches weigh it by 1). 0
+    /// trains only the value on self-play data and leaves the policy to the record steps
+    /// (`mix_every`), as AlphaGo's value network learned from self-play games whose
+    /// moves came from a policy trained on human games: at the README job's scale
+    /// self-play's policy targets made the exported player weaker while training on the
+    /// master games alone did not (docs/STRENGTH.md, "Self-play that trains the value
+    /// only"). Not 0 together with `selfplay_value_weight`.
+    pub selfplay_policy_weight: f64,
     /// Threads assembling batches (0 = rayon's global pool).
     pub data_threads: usize,
     /// Batches assembled ahead of the trainer.
@@ -313,6 +321,7 @@ impl Default for DataSection {
             q_ratio: 0.0,
             value_quiescence: 0.0,
             selfplay_value_weight: 1.0,
+            selfplay_policy_weight: 1.0,
             data_threads: 0,
             prefetch: 4,
             pretrain: None,
@@ -417,6 +426,16 @@ impl TrainSection {
             d.selfplay_value_weight.is_finite() && d.selfplay_value_weight >= 0.0,
             "selfplay_value_weight",
             "a number ≥ 0",
+        )?;
+        check(
+            d.selfplay_policy_weight.is_finite() && d.selfplay_policy_weight >= 0.0,
+            "selfplay_policy_weight",
+            "a number ≥ 0",
+        )?;
+        check(
+            d.selfplay_policy_weight > 0.0 || d.selfplay_value_weight > 0.0,
+            "selfplay_policy_weight",
+            "above 0 when selfplay_value_weight is 0 (self-play batches would train nothing)",
         )?;
         check(d.refresh_every >= 1, "refresh_every", "at least 1")?;
         check(
@@ -627,7 +646,7 @@ mod tests {
         );
         assert_eq!(d.reuse_cap(), Ok(None));
         let d = parse(
-            "[train]\nlr_anneal = \"cosine\"\nlr_anneal_final = 0.2\nsamples_per_position = 3\nmax_reuse = 4\nvalue_quiescence = 0.75\nselfplay_value_weight = 0\n[selfplay.search]\nleaf_quiescence = 0.75\n",
+            "[train]\nlr_anneal = \"cosine\"\nlr_anneal_final = 0.2\nsamples_per_position = 3\nmax_reuse = 4\nvalue_quiescence = 0.75\nselfplay_value_weight = 0\nselfplay_policy_weight = 0.5\n[selfplay.search]\nleaf_quiescence = 0.75\n",
         )
         .unwrap()
         .data;
@@ -637,9 +656,10 @@ mod tests {
                 d.lr_anneal_final,
                 d.max_reuse,
                 d.value_quiescence,
-                d.selfplay_value_weight
+                d.selfplay_value_weight,
+                d.selfplay_policy_weight
             ),
-            (LrAnneal::Cosine, 0.2, Some(4.0), 0.75, 0.0)
+            (LrAnneal::Cosine, 0.2, Some(4.0), 0.75, 0.0, 0.5)
         );
         assert!(d.reuse_cap().unwrap().is_some());
         for (text, want) in [
@@ -672,6 +692,14 @@ mod tests {
             (
                 "[train]\nselfplay_value_weight = -1.0\n",
                 "[train] selfplay_value_weight must be a number ≥ 0",
+            ),
+            (
+                "[train]\nselfplay_policy_weight = inf\n",
+                "[train] selfplay_policy_weight must be a number ≥ 0",
+            ),
+            (
+                "[train]\nselfplay_policy_weight = 0\nselfplay_value_weight = 0\n",
+                "[train] selfplay_policy_weight must be above 0 when selfplay_value_weight is 0",
             ),
             (
                 "[train]\nsamples_per_position = 6\nmax_reuse = 4\n",
