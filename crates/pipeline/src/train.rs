@@ -245,6 +245,10 @@ struct SavedData {
     /// The pre-training plateau rule's state (`[train.pretrain] patience`).
     #[serde(default)]
     plateau: Plateau,
+    /// Record steps since the last `train` event, so that an event interval cut by the
+    /// session's end (the sync loop opens one a phase) counts its record steps whole.
+    #[serde(default)]
+    interval_record_steps: u64,
 }
 
 /// The pre-training plateau rule (`[train.pretrain] patience`): the best held-out loss
@@ -320,7 +324,10 @@ struct SelfplayData {
 /// waiting for data.
 struct EventInterval {
     means: StepMeans,
-    /// Steps on PGN records mixed into self-play training (`[train.pretrain] mix_every`).
+    /// Steps on PGN records mixed into self-play training (`[train.pretrain] mix_every`)
+    /// since the last event, across the loop's pauses and a resume
+    /// (`SavedData::interval_record_steps`); the means cover the steps since training
+    /// last resumed.
     record_steps: u64,
     waited: Duration,
 }
@@ -657,6 +664,10 @@ impl TrainSession {
         let last_saved = xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())?
             .pop()
             .filter(|(s, _)| *s == step);
+        let interval = EventInterval {
+            record_steps: saved.interval_record_steps,
+            ..EventInterval::new()
+        };
         Ok(TrainSession {
             run: run.clone(),
             cfg: cfg.clone(),
@@ -668,7 +679,7 @@ impl TrainSession {
             supervised,
             selfplay,
             last_saved,
-            interval: EventInterval::new(),
+            interval,
             holdout_top1: None,
             progress: Progress::constant(),
             obs: obs.clone(),
@@ -962,7 +973,12 @@ impl TrainSession {
         let mut candidates = Vec::new();
         let mut waiting_logged = false;
         let mut trained_selfplay = false;
-        self.interval = EventInterval::new();
+        // The means and the wait time start again (the time between calls is not the
+        // trainer's); the record steps go on counting until the next event.
+        self.interval = EventInterval {
+            record_steps: self.interval.record_steps,
+            ..EventInterval::new()
+        };
         let reason = loop {
             if stop.load(Ordering::Relaxed) {
                 break StopReason::Stopped;
@@ -1082,6 +1098,7 @@ impl TrainSession {
     }
 
     fn save(&mut self) -> Result<PathBuf> {
+        self.saved.interval_record_steps = self.interval.record_steps;
         self.trainer
             .set_data_cursor(serde_json::to_value(&self.saved)?);
         let path = self
@@ -2074,6 +2091,7 @@ mod tests {
         std::fs::write(&pgn, &master[..cut]).unwrap();
         let mut cfg = tiny();
         cfg.data.samples_per_position = 0.5;
+        cfg.data.event_every = 8;
         cfg.data.pretrain = Some(PretrainSection {
             pgn: vec![pgn],
             steps: 2,
@@ -2097,6 +2115,40 @@ mod tests {
         assert_eq!(p.selfplay_samples, selfplay_steps * 16);
         assert_eq!(p.step - 2 - p.step / 3, selfplay_steps, "step {}", p.step);
         assert!(p.step / 3 >= 1, "no record step was mixed in");
+        // A new session (the sync loop opens one a phase) goes on counting the record
+        // steps of the event interval the last one cut: the events count every one.
+        assert!(
+            p.step < 8,
+            "the first session must end inside the first interval"
+        );
+        drop(session);
+        random_games(&run, 4, 2);
+        let mut session = TrainSession::open(&run, &cfg, &[], &quiet()).unwrap();
+        session
+            .train(TrainTarget::Paced { max_steps: None }, &stop)
+            .unwrap();
+        let events: Vec<(u64, u64)> = run
+            .events()
+            .unwrap()
+            .events()
+            .filter_map(|e| match e {
+                Event::Train(t) if t.phase == TrainPhase::Selfplay => {
+                    Some((t.step, t.record_steps))
+                }
+                _ => None,
+            })
+            .collect();
+        let last = events.last().unwrap().0;
+        assert!(
+            events.iter().any(|(step, _)| *step > p.step),
+            "no event after the resume at step {}: {events:?}",
+            p.step
+        );
+        assert_eq!(
+            events.iter().map(|(_, n)| n).sum::<u64>(),
+            last / 3,
+            "{events:?}"
+        );
     }
 
     #[test]

@@ -269,7 +269,10 @@ pub struct TrainEvent {
     pub data_wait_share: Option<f64>,
     #[serde(default)]
     pub phase: TrainPhase,
-    /// Steps of the interval that trained on record batches (`mix_every`).
+    /// Steps since the previous `train` event that trained on record batches
+    /// (`mix_every`), counted across the loop's pauses for self-play and a resume (the
+    /// means cover the steps since training last resumed). In logs of earlier versions
+    /// each pause dropped the count of the interval's steps before it.
     #[serde(default)]
     pub record_steps: u64,
     /// Where the steps ran: `cpu` or `cuda:N`. Absent in logs of earlier versions.
