@@ -253,10 +253,10 @@ pub struct DataSection {
     /// The policy loss's weight on self-play batches (record batches weigh it by 1). 0
     /// trains only the value on self-play data and leaves the policy to the record steps
     /// (`mix_every`), as AlphaGo's value network learned from self-play games whose
-    /// moves came from a policy trained on human games: at the README job's scale
-    /// self-play's policy targets made the exported player weaker while training on the
-    /// master games alone did not (docs/STRENGTH.md, "Self-play that trains the value
-    /// only"). Not 0 together with `selfplay_value_weight`.
+    /// moves came from a policy trained on human games. At the README job's scale,
+    /// with self-play at leaf quiescence 0.75, 0 left the exported player level with its
+    /// pre-trained network, not stronger (docs/STRENGTH.md, "Self-play that trains the
+    /// value only"). Not 0 together with `selfplay_value_weight`.
     pub selfplay_policy_weight: f64,
     /// Threads assembling batches (0 = rayon's global pool).
     pub data_threads: usize,
