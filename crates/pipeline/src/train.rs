@@ -245,10 +245,6 @@ struct SavedData {
     /// The pre-training plateau rule's state (`[train.pretrain] patience`).
     #[serde(default)]
     plateau: Plateau,
-    /// Record steps since the last `train` event, so that an event interval cut by the
-    /// session's end (the sync loop opens one a phase) counts its record steps whole.
-    #[serde(default)]
-    interval_record_steps: u64,
 }
 
 /// The pre-training plateau rule (`[train.pretrain] patience`): the best held-out loss
@@ -324,11 +320,6 @@ struct SelfplayData {
 /// waiting for data.
 struct EventInterval {
     means: StepMeans,
-    /// Steps on PGN records mixed into self-play training (`[train.pretrain] mix_every`)
-    /// since the last event, across the loop's pauses and a resume
-    /// (`SavedData::interval_record_steps`); the means cover the steps since training
-    /// last resumed.
-    record_steps: u64,
     waited: Duration,
 }
 
@@ -336,7 +327,6 @@ impl EventInterval {
     fn new() -> EventInterval {
         EventInterval {
             means: StepMeans::new(),
-            record_steps: 0,
             waited: Duration::ZERO,
         }
     }
@@ -664,10 +654,6 @@ impl TrainSession {
         let last_saved = xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())?
             .pop()
             .filter(|(s, _)| *s == step);
-        let interval = EventInterval {
-            record_steps: saved.interval_record_steps,
-            ..EventInterval::new()
-        };
         Ok(TrainSession {
             run: run.clone(),
             cfg: cfg.clone(),
@@ -679,7 +665,7 @@ impl TrainSession {
             supervised,
             selfplay,
             last_saved,
-            interval,
+            interval: EventInterval::new(),
             holdout_top1: None,
             progress: Progress::constant(),
             obs: obs.clone(),
@@ -714,8 +700,10 @@ impl TrainSession {
                 .floor()
                 .max(0.0) as u64;
             // Mixed-in record steps come on top: one in every `mix_every`.
-            let every = d.pretrain.as_ref().map_or(0, |p| p.mix_every);
-            let mixed = if every > 1 { left / (every - 1) } else { 0 };
+            let mixed = self
+                .mix_every()
+                .filter(|&every| every > 1)
+                .map_or(0, |every| left / (every - 1));
             Some(step + left + mixed)
         };
         match (known, target_end) {
@@ -742,13 +730,27 @@ impl TrainSession {
         }
     }
 
+    /// `[train.pretrain] mix_every` where record steps are mixed into self-play
+    /// training: with PGN records, and not in `xqz train --pgn`.
+    fn mix_every(&self) -> Option<u64> {
+        let every = self.cfg.data.pretrain.as_ref().map_or(0, |p| p.mix_every);
+        (!self.supervised_only && every > 0 && self.has_supervised()).then_some(every)
+    }
+
     /// Whether the next step after pre-training is one of `[train.pretrain] mix_every`.
     fn mix_due(&self) -> bool {
-        let every = self.cfg.data.pretrain.as_ref().map_or(0, |p| p.mix_every);
-        !self.supervised_only
-            && every > 0
-            && self.has_supervised()
-            && (self.trainer.step_count() + 1).is_multiple_of(every)
+        self.mix_every()
+            .is_some_and(|every| (self.trainer.step_count() + 1).is_multiple_of(every))
+    }
+
+    /// The record steps mixed into self-play training among steps `from + 1 ..= to`:
+    /// the multiples of `mix_every` after pre-training ([`Self::mix_due`]). Derived from
+    /// the step numbers, so a `train` event counts its whole interval however the
+    /// loop's pauses and a resume cut it.
+    fn record_steps_in(&self, from: u64, to: u64) -> u64 {
+        let from = from.max(self.saved.pretrain_steps);
+        self.mix_every()
+            .map_or(0, |every| (to / every).saturating_sub(from / every))
     }
 
     fn in_pretrain(&self) -> bool {
@@ -973,12 +975,7 @@ impl TrainSession {
         let mut candidates = Vec::new();
         let mut waiting_logged = false;
         let mut trained_selfplay = false;
-        // The means and the wait time start again (the time between calls is not the
-        // trainer's); the record steps go on counting until the next event.
-        self.interval = EventInterval {
-            record_steps: self.interval.record_steps,
-            ..EventInterval::new()
-        };
+        self.interval = EventInterval::new();
         let reason = loop {
             if stop.load(Ordering::Relaxed) {
                 break StopReason::Stopped;
@@ -1098,7 +1095,6 @@ impl TrainSession {
     }
 
     fn save(&mut self) -> Result<PathBuf> {
-        self.saved.interval_record_steps = self.interval.record_steps;
         self.trainer
             .set_data_cursor(serde_json::to_value(&self.saved)?);
         let path = self
@@ -1144,12 +1140,13 @@ impl TrainSession {
         let step = s.step;
         let iv = &mut self.interval;
         if from_records && !supervised {
-            iv.record_steps += 1;
             iv.means.add_samples(s.samples);
         } else {
             iv.means.add(s);
         }
         if event_every > 0 && step.is_multiple_of(event_every) {
+            let record_steps = self.record_steps_in(step - event_every, step);
+            let iv = &self.interval;
             let wall = iv.means.elapsed().as_secs_f64().max(1e-9);
             let m = iv.means.means();
             let finite = |x: f64| x.is_finite().then_some(x);
@@ -1171,7 +1168,7 @@ impl TrainSession {
                 } else {
                     TrainPhase::Selfplay
                 },
-                record_steps: iv.record_steps,
+                record_steps,
                 device: Some(xq_train::device_name(self.trainer.device())),
                 extra: Default::default(),
             }))?;
@@ -2094,7 +2091,7 @@ mod tests {
         cfg.data.event_every = 8;
         cfg.data.pretrain = Some(PretrainSection {
             pgn: vec![pgn],
-            steps: 2,
+            steps: 4,
             held_out_permille: 0,
             mix_every: 3,
             value_labels: ValueLabels::default(),
@@ -2111,12 +2108,18 @@ mod tests {
             .train(TrainTarget::Paced { max_steps: None }, &stop)
             .unwrap();
         assert_eq!(p.reason, StopReason::NeedData);
-        // Steps 1-2 pre-train; after that every third step (3, 6, …) is on records.
+        // Steps 1-4 pre-train; after that every third step (6, 9, …) is on records.
+        let record_steps = |step: u64| (step / 3).saturating_sub(1);
         assert_eq!(p.selfplay_samples, selfplay_steps * 16);
-        assert_eq!(p.step - 2 - p.step / 3, selfplay_steps, "step {}", p.step);
-        assert!(p.step / 3 >= 1, "no record step was mixed in");
-        // A new session (the sync loop opens one a phase) goes on counting the record
-        // steps of the event interval the last one cut: the events count every one.
+        assert_eq!(
+            p.step - 4 - record_steps(p.step),
+            selfplay_steps,
+            "step {}",
+            p.step
+        );
+        assert!(record_steps(p.step) >= 1, "no record step was mixed in");
+        // The first event after a new session (the sync loop opens one a phase) counts
+        // the record steps of its whole interval, the cut session's included.
         assert!(
             p.step < 8,
             "the first session must end inside the first interval"
@@ -2146,7 +2149,7 @@ mod tests {
         );
         assert_eq!(
             events.iter().map(|(_, n)| n).sum::<u64>(),
-            last / 3,
+            record_steps(last),
             "{events:?}"
         );
     }

@@ -270,9 +270,9 @@ pub struct TrainEvent {
     #[serde(default)]
     pub phase: TrainPhase,
     /// Steps since the previous `train` event that trained on record batches
-    /// (`mix_every`), counted across the loop's pauses for self-play and a resume (the
-    /// means cover the steps since training last resumed). In logs of earlier versions
-    /// each pause dropped the count of the interval's steps before it.
+    /// (`mix_every`), the pauses for self-play and a resume included (the means cover
+    /// the steps since training last resumed). In logs before 80d518d each pause
+    /// dropped the count of the interval's steps before it.
     #[serde(default)]
     pub record_steps: u64,
     /// Where the steps ran: `cpu` or `cuda:N`. Absent in logs of earlier versions.
