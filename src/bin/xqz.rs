@@ -64,11 +64,12 @@ fn main() -> ExitCode {
         return xqzero::finish(Err(xqzero::exec_backend(args)));
     }
     let cli: Cli = xqzero::parse_or_exit();
-    let native = match xq_native::BackendChoice::from_env() {
+    let native = match xq_nn::BackendChoice::from_env() {
         // `auto` with a GPU hands networks to libtorch, when xqz-torch is here to take
         // them (an exported player has only this binary).
-        Ok(choice) => choice
-            .is_native(|| xq_native::cuda_device_present() && xqzero::backend_binary().is_ok()),
+        Ok(choice) => {
+            choice.is_native(|| xq_nn::cuda_device_present() && xqzero::backend_binary().is_ok())
+        }
         Err(e) => return xqzero::finish(Err(e.into())),
     };
     match cli.command {

@@ -374,3 +374,33 @@ fn random_command_lines_never_stop_the_mcts_engine() {
     assert!(e.handle_line("isready"));
     assert_eq!(buf.lines().last().unwrap(), "readyok");
 }
+
+#[test]
+fn the_threads_option_loads_the_network_file_again_with_the_new_count() {
+    use std::sync::{Arc, Mutex};
+    use xq_eval::ucci::{
+        engine::{Engine, Output},
+        mcts_backend::{MctsBackend, NetworkLoader},
+    };
+    let loads: Arc<Mutex<Vec<(String, usize)>>> = Arc::default();
+    let seen = Arc::clone(&loads);
+    let loader: NetworkLoader = Box::new(move |p: &Path, t: usize| {
+        seen.lock().unwrap().push((p.display().to_string(), t));
+        Ok(Box::new(UniformEvaluator) as Box<dyn xq_nn::Evaluator>)
+    });
+    let backend =
+        MctsBackend::new(Box::new(UniformEvaluator), settings(8), Some(loader), "t").unwrap();
+    let mut e = Engine::new(Box::new(backend), Output::new(Buffer::default()));
+    // Without a network file there is nothing to load again.
+    e.handle_line("setoption threads 2");
+    assert!(loads.lock().unwrap().is_empty());
+    e.handle_line("setoption networkfile some/net.json");
+    e.handle_line("setoption threads 3");
+    assert_eq!(
+        *loads.lock().unwrap(),
+        [
+            ("some/net.json".to_owned(), 2),
+            ("some/net.json".to_owned(), 3)
+        ]
+    );
+}

@@ -2,7 +2,6 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use xq_nn::checkpoint::{self, Sidecar};
 use xq_nn::encode::{EncoderConfig, encode_eval_batch};
@@ -181,24 +180,25 @@ impl Evaluator for NativeEvaluator {
 }
 
 /// The native CPU backend ([`xq_nn::backend`]): loads checkpoints as
-/// [`NativeEvaluator`]s with their EMA weights, on as many threads as
-/// [`set_threads`](xq_nn::NetworkBackend::set_threads) last said (1 by default).
-#[derive(Debug, Default)]
-pub struct NativeBackend {
-    threads: AtomicUsize,
-}
+/// [`NativeEvaluator`]s with their EMA weights, splitting each batch over
+/// [`LoadOptions::cpu_threads`](xq_nn::LoadOptions::cpu_threads) threads (one per
+/// worker copy libtorch would run). It has the CPU only: the device asked for is ignored.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NativeBackend;
 
 impl xq_nn::NetworkBackend for NativeBackend {
-    fn load(&self, path: &Path) -> Result<Box<dyn Evaluator>, xq_nn::backend::LoadError> {
-        NativeEvaluator::load(path, self.threads.load(Ordering::Relaxed))
+    fn load(
+        &self,
+        path: &Path,
+        options: &xq_nn::LoadOptions,
+    ) -> Result<Box<dyn Evaluator>, xq_nn::backend::LoadError> {
+        NativeEvaluator::load(path, options.cpu_threads())
             .map(|ev| Box::new(ev) as Box<dyn Evaluator>)
             .map_err(xq_nn::backend::LoadError::new)
     }
 
-    fn set_threads(&self, threads: usize) {
-        if threads > 0 {
-            self.threads.store(threads, Ordering::Relaxed);
-        }
+    fn device_name(&self, _: &xq_nn::LoadOptions) -> String {
+        "cpu".to_owned()
     }
 
     fn name(&self) -> &'static str {
@@ -209,5 +209,5 @@ impl xq_nn::NetworkBackend for NativeBackend {
 /// Registers [`NativeBackend`] as this process's network backend (the first
 /// registration wins; returns whether this one did).
 pub fn register_backend() -> bool {
-    xq_nn::backend::register(Box::new(NativeBackend::default()))
+    xq_nn::backend::register(Box::new(NativeBackend))
 }

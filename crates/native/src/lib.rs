@@ -10,17 +10,14 @@
 //! - [`NativeNet`]: a loaded network and its forward pass on encoded positions.
 //! - [`NativeEvaluator`]: the `xq_nn::Evaluator` over it, splitting a batch over threads.
 //! - [`NativeBackend`]: the network backend (`xq_nn::backend`) that loads them; this is
-//!   what lets a process run networks without linking libtorch.
-//! - [`BackendChoice`]: which backend a process uses (`XQZ_BACKEND`: `auto`, `native`,
-//!   `torch`).
+//!   what lets a process run networks without linking libtorch. Which backend a
+//!   process uses is `xq_nn::BackendChoice` (`XQZ_BACKEND`).
 
-mod choice;
 mod error;
 mod evaluator;
 pub mod net;
 mod weights;
 
-pub use choice::{BACKEND_ENV, BackendChoice, BadBackendChoice, cuda_device_present};
 pub use error::NativeError;
 pub use evaluator::{NativeBackend, NativeEvaluator, load_net, register_backend};
 pub use net::{NativeNet, Scratch};

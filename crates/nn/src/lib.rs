@@ -92,7 +92,10 @@ pub mod evaluator;
 pub mod output;
 pub mod policy;
 
-pub use backend::{NetworkBackend, NoBackend};
+pub use backend::{
+    BACKEND_ENV, BackendChoice, BadBackendChoice, BadDevice, DeviceChoice, LoadOptions,
+    NetworkBackend, NoBackend, cuda_device_present,
+};
 pub use encode::{
     ENCODING_VERSION, EncodeError, EncoderConfig, PLANE_SIZE, encode_batch_into, encode_eval_batch,
     encode_into, mirror_planes,

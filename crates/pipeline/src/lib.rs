@@ -6,10 +6,11 @@
 //! The `xqz` binaries parse arguments, draw progress and print; this crate decides,
 //! reports through [`progress::RunObserver`] and returns what it did.
 //!
-//! Modules layer one way: [`config`] and [`progress`] at the bottom, then [`gate`],
+//! Modules layer one way: [`backend`], [`config`] and [`progress`] at the bottom, then [`gate`],
 //! [`rating`], [`gauntlet`], [`selfplay`], [`train`] and [`export`], and [`run`], the
 //! scheduler, on top.
 
+pub mod backend;
 pub mod config;
 pub mod export;
 pub mod gate;

@@ -20,7 +20,7 @@ use std::{
 use anyhow::{Context, Result};
 use xq_data::tensorboard::TbLogger;
 use xq_eval::tactics::QuiescenceBlend;
-use xq_nn::{Evaluator, UniformEvaluator};
+use xq_nn::{Evaluator, LoadOptions, NetworkBackend, UniformEvaluator};
 use xq_run::{
     RunDir,
     events::{Event, SelfplayEvent},
@@ -30,6 +30,7 @@ use xq_selfplay::{
     Summary, content_hash, worker_id,
 };
 
+use crate::backend::network_backend;
 use crate::config::RunConfig;
 use crate::progress::{SharedObserver, Task, TaskProgress, Update};
 
@@ -156,15 +157,15 @@ pub fn book(config: &RunConfig) -> Result<Option<Arc<Book>>> {
 /// How self-play loads its networks: `[selfplay] threads` intra-op threads in each of
 /// `[selfplay] eval_workers` copies (0 = one per core this process may use), never more
 /// copies than `max_batch`: a copy beyond it would never get a part of a batch.
-pub fn evaluator_options(config: &SelfplayConfig) -> xq_train::EvaluatorOptions {
+pub fn evaluator_options(config: &SelfplayConfig) -> xq_nn::LoadOptions {
     let workers = match config.eval_workers {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
         n => n,
     };
-    xq_train::EvaluatorOptions {
+    xq_nn::LoadOptions {
         threads: config.threads,
         workers: workers.min(config.max_batch.max(1)),
-        ..xq_train::EvaluatorOptions::default()
+        ..xq_nn::LoadOptions::default()
     }
 }
 
@@ -178,60 +179,49 @@ fn with_leaf_quiescence(evaluator: Box<dyn Evaluator>, weight: f32) -> Result<Bo
     Ok(Box::new(QuiescenceBlend::new(evaluator, weight)?))
 }
 
-/// Loads the network the run's pointer names, on the native backend when `native`,
-/// else with libtorch; a native evaluator splits each batch over `options.workers`
-/// threads, as libtorch's copies do.
+/// Loads the network the run's pointer names through `backend`.
 fn load_accepted(
     run: &RunDir,
-    options: xq_train::EvaluatorOptions,
-    native: bool,
+    backend: &dyn NetworkBackend,
+    options: &LoadOptions,
 ) -> Result<Box<dyn Evaluator>> {
     let model = run
         .accepted()?
         .with_context(|| format!("{} names no network", run.pointer_path().display()))?;
     let path = run.model_path(&model);
-    let context = || format!("cannot load the accepted network {}", path.display());
-    if native {
-        // One thread per evaluator copy: each evaluates its part of every batch.
-        let ev = xq_native::NativeEvaluator::load(&path, options.workers).with_context(context)?;
-        return Ok(Box::new(ev));
-    }
-    let ev = xq_train::TorchEvaluator::load(&path, options).with_context(context)?;
-    Ok(Box::new(ev))
+    backend
+        .load(&path, options)
+        .with_context(|| format!("cannot load the accepted network {}", path.display()))
 }
 
 /// The run's accepted network (the uniform evaluator when there is none yet: the
 /// first generation) and a watcher of the pointer that swaps in each newly accepted
 /// network, each loaded as `config` says ([`evaluator_options`]) and searched with its
-/// leaf quiescence. The backend is chosen once, as `XQZ_BACKEND` says (`auto`: native
-/// on the CPU, libtorch with CUDA): every network of the session is evaluated there,
-/// and the device the events name is its.
+/// leaf quiescence. Every network of the session is loaded through the process's
+/// backend ([`network_backend`]: `XQZ_BACKEND`, native on the CPU and libtorch with
+/// CUDA by default), and the device the events name is its.
 ///
 /// # Errors
 /// If the pointer names a network that cannot be loaded, or `XQZ_BACKEND` names no
 /// backend.
 pub fn accepted_network(run: &RunDir, config: &SelfplayConfig) -> Result<Network> {
     let options = evaluator_options(config);
-    let native = xq_native::BackendChoice::from_env()?.is_native(xq_train::cuda_available);
+    let backend = network_backend()?;
     let weight = config.search.leaf_quiescence;
     let run_dir = run.clone();
     let pointer = run.pointer_path();
     let (evaluator, current): (Box<dyn Evaluator>, Option<u64>) = if pointer.is_file() {
         let current = content_hash(&pointer);
-        (load_accepted(&run_dir, options, native)?, current)
+        (load_accepted(&run_dir, backend, &options)?, current)
     } else {
         (Box::new(UniformEvaluator), None)
     };
     let watcher = PointerWatcher::new(pointer, current, move |_: &Path| {
-        load_accepted(&run_dir, options, native)
+        load_accepted(&run_dir, backend, &options)
             .and_then(|ev| with_leaf_quiescence(ev, weight))
             .map_err(xq_selfplay::ModelError::new)
     });
-    let device = if native {
-        "cpu".to_owned()
-    } else {
-        xq_train::device_name(options.device.device())
-    };
+    let device = backend.device_name(&options);
     Ok(Network {
         evaluator: with_leaf_quiescence(evaluator, weight)?,
         watcher: Box::new(watcher),

@@ -172,7 +172,7 @@ pub fn python_train_throughput(
             .or_insert(serde_json::Value::Bool(false));
     }
     let defaults = TrainConfig::default();
-    let device = device_name(opts.device.device());
+    let device = device_name(crate::config::tch_device(opts.device));
     let spec = serde_json::json!({
         "device": device,
         "planes": opts.net.input_planes(),

@@ -13,26 +13,16 @@ use crate::error::TrainError;
 
 pub use xq_nn::checkpoint::NetConfig;
 
-/// Which device trains or evaluates.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum DeviceChoice {
-    /// The first CUDA device when libtorch sees one, else the CPU.
-    #[default]
-    Auto,
-    /// Always the CPU.
-    Cpu,
-    /// CUDA device `n`.
-    Cuda(usize),
-}
+/// Which device trains or evaluates (defined beside the backend seam, so that torch-free
+/// crates can name one in [`xq_nn::LoadOptions`]).
+pub use xq_nn::DeviceChoice;
 
-impl DeviceChoice {
-    /// The tch device this choice stands for on this machine.
-    pub fn device(self) -> tch::Device {
-        match self {
-            DeviceChoice::Auto => tch::Device::cuda_if_available(),
-            DeviceChoice::Cpu => tch::Device::Cpu,
-            DeviceChoice::Cuda(n) => tch::Device::Cuda(n),
-        }
+/// The tch device `choice` stands for on this machine.
+pub fn tch_device(choice: DeviceChoice) -> tch::Device {
+    match choice {
+        DeviceChoice::Auto => tch::Device::cuda_if_available(),
+        DeviceChoice::Cpu => tch::Device::Cpu,
+        DeviceChoice::Cuda(n) => tch::Device::Cuda(n),
     }
 }
 
@@ -43,49 +33,6 @@ pub fn device_name(device: tch::Device) -> String {
         tch::Device::Cpu => "cpu".into(),
         tch::Device::Cuda(n) => format!("cuda:{n}"),
         other => format!("{other:?}").to_lowercase(),
-    }
-}
-
-impl std::str::FromStr for DeviceChoice {
-    type Err = TrainError;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        match s {
-            "auto" => Ok(DeviceChoice::Auto),
-            "cpu" => Ok(DeviceChoice::Cpu),
-            "cuda" | "gpu" => Ok(DeviceChoice::Cuda(0)),
-            _ => s
-                .strip_prefix("cuda:")
-                .and_then(|n| n.parse().ok())
-                .map(DeviceChoice::Cuda)
-                .ok_or_else(|| {
-                    TrainError::Config(format!(
-                        "device: expected auto, cpu, cuda or cuda:N, got {s:?}"
-                    ))
-                }),
-        }
-    }
-}
-
-impl std::fmt::Display for DeviceChoice {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            DeviceChoice::Auto => f.write_str("auto"),
-            DeviceChoice::Cpu => f.write_str("cpu"),
-            DeviceChoice::Cuda(n) => write!(f, "cuda:{n}"),
-        }
-    }
-}
-
-impl Serialize for DeviceChoice {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_str(self)
-    }
-}
-
-impl<'de> Deserialize<'de> for DeviceChoice {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let s = String::deserialize(d)?;
-        s.parse().map_err(serde::de::Error::custom)
     }
 }
 

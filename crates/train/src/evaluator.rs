@@ -204,7 +204,7 @@ impl TorchEvaluator {
             WeightsChoice::Live => &sidecar.weights,
         };
         let weights_path = sidecar_path.parent().unwrap_or(Path::new(".")).join(file);
-        let device = options.device.device();
+        let device = crate::config::tch_device(options.device);
         let half = options.half.unwrap_or(device.is_cuda());
         let copies = if device.is_cuda() {
             1
@@ -385,15 +385,31 @@ pub fn resolve_checkpoint(path: impl AsRef<Path>) -> Result<PathBuf, TrainError>
 #[derive(Debug, Clone, Copy, Default)]
 pub struct TorchBackend;
 
+impl From<&xq_nn::LoadOptions> for EvaluatorOptions {
+    /// The seam's options, with the EMA weights and the precision the device implies.
+    fn from(options: &xq_nn::LoadOptions) -> EvaluatorOptions {
+        EvaluatorOptions {
+            device: options.device,
+            threads: options.threads,
+            workers: options.workers,
+            ..EvaluatorOptions::default()
+        }
+    }
+}
+
 impl xq_nn::NetworkBackend for TorchBackend {
-    fn load(&self, path: &Path) -> Result<Box<dyn Evaluator>, xq_nn::backend::LoadError> {
-        TorchEvaluator::load(path, EvaluatorOptions::default())
+    fn load(
+        &self,
+        path: &Path,
+        options: &xq_nn::LoadOptions,
+    ) -> Result<Box<dyn Evaluator>, xq_nn::backend::LoadError> {
+        TorchEvaluator::load(path, options.into())
             .map(|ev| Box::new(ev) as Box<dyn Evaluator>)
             .map_err(xq_nn::backend::LoadError::new)
     }
 
-    fn set_threads(&self, threads: usize) {
-        crate::set_num_threads(threads);
+    fn device_name(&self, options: &xq_nn::LoadOptions) -> String {
+        device_name(crate::config::tch_device(options.device))
     }
 
     fn name(&self) -> &'static str {

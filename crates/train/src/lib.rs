@@ -27,6 +27,7 @@ pub mod trainer;
 pub use batch::{HostBatch, OwnedBatch};
 pub use config::{
     DeviceChoice, LrSchedule, NetConfig, OptimizerConfig, Precision, TrainConfig, device_name,
+    tch_device,
 };
 pub use error::TrainError;
 pub use evaluator::{

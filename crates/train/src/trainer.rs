@@ -300,7 +300,7 @@ impl Trainer {
 
     fn build(run_dir: &Path, config: TrainConfig) -> Result<Trainer, TrainError> {
         crate::set_num_threads(config.threads);
-        let device = config.device.device();
+        let device = crate::config::tch_device(config.device);
         if let Device::Cuda(i) = device
             && i >= tch::Cuda::device_count() as usize
         {

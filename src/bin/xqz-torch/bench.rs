@@ -560,7 +560,7 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
     let net = cfg.train.trainer.net.clone();
     let options = xq_train::EvaluatorOptions {
         device: xq_train::DeviceChoice::Cpu,
-        ..xq_pipeline::selfplay::evaluator_options(&selfplay)
+        ..(&xq_pipeline::selfplay::evaluator_options(&selfplay)).into()
     };
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(

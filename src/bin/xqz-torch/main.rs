@@ -48,7 +48,9 @@ fn main() -> ExitCode {
     if let Err(e) = xqzero::check_front_build() {
         return xqzero::finish(Err(e));
     }
-    if let Err(e) = register_backend() {
+    // Registered before any command runs, so that every network of the process (self-play,
+    // players, the UCCI engine) loads on the one backend `XQZ_BACKEND` chooses.
+    if let Err(e) = xq_pipeline::backend::network_backend() {
         return xqzero::finish(Err(e.into()));
     }
     let cli: Cli = xqzero::parse_or_exit();
@@ -61,15 +63,4 @@ fn main() -> ExitCode {
         Command::Bench(a) => bench::run(a),
         Command::Local(c) => c.run(),
     })
-}
-
-/// Registers the network backend `XQZ_BACKEND` chooses (`auto`: the native CPU
-/// backend unless libtorch sees a CUDA device). Training uses libtorch whatever it says.
-fn register_backend() -> Result<(), xq_native::BadBackendChoice> {
-    if xq_native::BackendChoice::from_env()?.is_native(xq_train::cuda_available) {
-        xq_native::register_backend();
-    } else {
-        xq_train::register_backend();
-    }
-    Ok(())
 }

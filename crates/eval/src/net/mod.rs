@@ -31,5 +31,5 @@ mod search;
 pub use player::NetPlayer;
 pub use search::{
     BYTES_PER_NODE, MAX_VISITS, MoveReport, NetError, NetSearch, NetSettings, REPORT_INTERVAL,
-    STOP_BATCH_TIME, load_network, set_backend_threads,
+    STOP_BATCH_TIME, load_network,
 };

@@ -149,9 +149,9 @@ pub enum NetError {
 }
 
 /// Loads a checkpoint (a sidecar `.json`, a checkpoint directory or a run directory)
-/// through the process's registered network backend ([`xq_nn::backend`]): with
-/// libtorch, its EMA weights on the GPU when there is one. `threads` > 0 sets the
-/// backend's CPU threads first.
+/// through the process's registered network backend ([`xq_nn::backend`]): its EMA
+/// weights, on the GPU when the backend has one, with `threads` CPU threads (0: the
+/// backend's default).
 ///
 /// # Errors
 /// [`NetError::Load`] when the process has no backend or the network cannot be read.
@@ -161,15 +161,13 @@ pub fn load_network(path: &Path, threads: usize) -> Result<Box<dyn Evaluator>, N
         why,
     };
     let backend = xq_nn::backend::backend().map_err(|e| load(e.to_string()))?;
-    backend.set_threads(threads);
-    backend.load(path).map_err(|e| load(e.to_string()))
-}
-
-/// Sets the registered backend's CPU threads (no backend: nothing to set).
-pub fn set_backend_threads(threads: usize) {
-    if let Ok(backend) = xq_nn::backend::backend() {
-        backend.set_threads(threads);
-    }
+    let options = xq_nn::LoadOptions {
+        threads,
+        ..xq_nn::LoadOptions::default()
+    };
+    backend
+        .load(path, &options)
+        .map_err(|e| load(e.to_string()))
 }
 
 /// One game's network search: an evaluator, the settings, and the search tree kept

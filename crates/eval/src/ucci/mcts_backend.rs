@@ -2,8 +2,9 @@
 //! engine loop, with the options a GUI can set.
 //!
 //! Options (UCCI names; UCI GUIs may capitalise them):
-//! - `threads`: libtorch intra-op CPU threads (0 = libtorch's default). The search
-//!   itself runs on one thread and batches leaves for the evaluator.
+//! - `threads`: the evaluator's CPU threads (0 = the backend's default); a network
+//!   loaded from a file is loaded again with the new count. The search itself runs on
+//!   one thread and batches leaves for the evaluator.
 //! - `batch`: the most leaves per evaluator call. `stop` is checked between calls; in
 //!   searches that only the clock or `stop` ends, batches shrink so that one call takes
 //!   about 25 ms ([`crate::net::STOP_BATCH_TIME`]), so `stop` is answered in time
@@ -36,9 +37,7 @@ use super::engine::{
 };
 use crate::{
     control::SearchControl,
-    net::{
-        MAX_VISITS, MoveReport, NetError, NetSearch, NetSettings, load_network, set_backend_threads,
-    },
+    net::{MAX_VISITS, MoveReport, NetError, NetSearch, NetSettings, load_network},
     score::Score,
 };
 
@@ -119,6 +118,24 @@ impl MctsBackend {
                 source: e.into(),
             })
     }
+
+    /// Loads the network file again with the current settings' threads (the thread
+    /// count is a load option); nothing to do for a network given as an evaluator.
+    fn reload(&mut self) -> Result<(), OptionError> {
+        let (Some(loader), false) = (&self.loader, self.network_file.is_empty()) else {
+            return Ok(());
+        };
+        let evaluator = loader(
+            Path::new(&self.network_file),
+            self.search.settings().threads,
+        )
+        .map_err(|e| OptionError::Rejected {
+            name: "threads".into(),
+            source: e.into(),
+        })?;
+        self.search.set_evaluator(evaluator);
+        Ok(())
+    }
 }
 
 /// A search report as the engine's `info` lines take it.
@@ -166,8 +183,8 @@ impl Backend for MctsBackend {
         match name.to_ascii_lowercase().as_str() {
             "threads" => {
                 let n = spin_value(name, value, 0, 256)? as usize;
-                set_backend_threads(n);
-                self.update(name, |s| s.threads = n)
+                self.update(name, |s| s.threads = n)?;
+                self.reload()
             }
             "batch" => {
                 let n = spin_value(name, value, 1, 4096)? as usize;
