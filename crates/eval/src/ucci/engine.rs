@@ -3,13 +3,16 @@
 //! The main thread reads commands and answers `isready` at once, also while a search
 //! runs; `go` starts the search on its own thread, which prints `bestmove` when done;
 //! `stop` and the deadline (which `ponderhit` sets) end it through a
-//! [`SearchControl`]. Bad input (an unknown command, a malformed line, a broken FEN or
-//! an illegal move in `position`) leaves the engine running and the previous position
-//! in place, and is reported on an `info string` line. After a refused `position`,
-//! `go` answers `nobestmove` (UCI: `bestmove (none)`) until a `position` is accepted:
-//! the GUI's game is then not the engine's, and a move searched in the previous
-//! position would be illegal or wrong in it (an adapter that sent a corrupt FEN got
-//! such a move, and its GUI forfeited the game for it).
+//! [`SearchControl`]. Bad input (an unknown command, a malformed line, a broken FEN)
+//! leaves the engine running and the previous position in place, and is reported on an
+//! `info string` line. After a refused `position`, `go` answers `nobestmove` (UCI:
+//! `bestmove (none)`) until a `position` is accepted: the GUI's game is then not the
+//! engine's, and a move searched in the previous position would be illegal or wrong in
+//! it (an adapter that sent a corrupt FEN got such a move, and its GUI forfeited the
+//! game for it). An illegal move in `position … moves` is not a refusal: the position
+//! after the legal moves before it is kept, as Stockfish and Pikafish do, and an `info
+//! string` names the move refused; `go` then searches that position, so a GUI never
+//! reads a `nobestmove` it cannot tell from a mated engine.
 //!
 //! Engine-level options: `usemillisec` (UCCI times in ms instead of s), `resignscore`
 //! (resign when the score is at or below minus this; 0 never), `drawscore` (accept a
@@ -318,7 +321,13 @@ impl Engine {
                     self.info_string("error: position ignored while searching (send stop first)");
                 } else {
                     match build_game(fen.as_deref(), &moves) {
-                        Ok(g) => {
+                        Ok((g, refused)) => {
+                            if let Some(e) = refused {
+                                self.info_string(&format!(
+                                    "error: {e}; position set after the {} legal moves before it",
+                                    g.ply()
+                                ));
+                            }
                             self.game = g;
                             self.banned.clear();
                             self.position_refused = false;
@@ -372,8 +381,8 @@ impl Engine {
                 _ => self.info_string("error: ponderhit without a ponder search"),
             },
             Command::Probe { fen, moves } => match build_game(fen.as_deref(), &moves) {
-                Ok(_) => self.out.line("pophash"),
-                Err(e) => self.info_string(&format!("error: {e}")),
+                Ok((_, None)) => self.out.line("pophash"),
+                Ok((_, Some(e))) | Err(e) => self.info_string(&format!("error: {e}")),
             },
             Command::Quit => {
                 self.finish_search(true);
@@ -580,17 +589,20 @@ impl Engine {
     }
 }
 
-fn build_game(fen: Option<&str>, moves: &[String]) -> Result<Game, String> {
+/// The game a `position` command sets: an error for a bad FEN; with an illegal move,
+/// the game of the legal moves before it and the error naming that move.
+fn build_game(fen: Option<&str>, moves: &[String]) -> Result<(Game, Option<String>), String> {
     let start = match fen {
         Some(f) => Position::from_fen(f).map_err(|e| e.to_string())?,
         None => Position::startpos(),
     };
     let mut game = Game::new(start);
     for (i, m) in moves.iter().enumerate() {
-        game.play_iccs(m)
-            .map_err(|e| format!("move {} ({m}): {e}", i + 1))?;
+        if let Err(e) = game.play_iccs(m) {
+            return Ok((game, Some(format!("move {} ({m}): {e}", i + 1))));
+        }
     }
-    Ok(game)
+    Ok((game, None))
 }
 
 fn info_line(r: &SearchReport, dialect: Dialect, elapsed: Duration) -> String {
