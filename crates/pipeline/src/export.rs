@@ -4,8 +4,9 @@
 //! The directory holds:
 //! - `network.safetensors`: the network's EMA weights;
 //! - `network.json`: its checkpoint sidecar (architecture, encoding and policy-index
-//!   versions, step; no optimiser state) plus `source_run`, `source_checkpoint` and
-//!   `exported_unix`, so the player says where it came from;
+//!   versions, step; no optimiser state) plus `source_run` (the run directory's name),
+//!   `source_checkpoint` (its path inside the run) and `exported_unix`, so the player
+//!   says where it came from without naming the exporting machine's paths;
 //! - `engine.toml`: the player's name and search settings ([`PlayerConfig`]);
 //! - `xqz`: a hard link to (or copy of) the libtorch-free front end `xqz` next to the
 //!   binary that exported it ([`player_binary`]), which runs the network on the native
@@ -13,6 +14,9 @@
 //! - `xqzero-engine`: the launcher, a shell script that runs
 //!   `xqz ucci --player <its directory>`; a GUI starts it with no arguments;
 //! - `README.txt`: what the player is and what it needs on another machine.
+//!
+//! By default it is `RUN/players/<model>`, the model's name in the run (`xqz run`
+//! exports there too), so a player directory is found by the network it holds.
 //!
 //! The directory is built under a temporary name next to `OUT`
 //! ([`xq_data::io::write_dir_atomic`]) and renamed into place, so `OUT` is either
@@ -90,7 +94,7 @@ pub fn model_to_export(run: &RunDir, name: Option<&str>) -> Result<ModelRef, Exp
 /// How to export.
 #[derive(Debug, Clone)]
 pub struct ExportOptions {
-    /// The player directory; `None`: `RUN/players/<name>`.
+    /// The player directory; `None`: `RUN/players/<model name>`.
     pub out: Option<PathBuf>,
     /// The `xqz` binary to copy into the player (usually the running one).
     pub binary: PathBuf,
@@ -144,19 +148,15 @@ pub fn export_player(
             ),
         });
     }
-    let run_name = fs::canonicalize(run.root())
-        .ok()
-        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
-        .unwrap_or_else(|| "run".into());
     let name = opts
         .name
         .clone()
-        .unwrap_or_else(|| format!("xqzero-{run_name}-{}", sidecar.step));
+        .unwrap_or_else(|| format!("xqzero-{}-{}", run_name(run), sidecar.step));
     let out = match &opts.out {
         Some(o) => o.clone(),
         None => {
             let players = run.players_dir();
-            let o = players.join(&name);
+            let o = players.join(&model.name);
             if o.exists() && !opts.force {
                 return Err(ExportError::Exists { path: o });
             }
@@ -183,6 +183,15 @@ pub fn export_player(
         source_checkpoint: sidecar_path,
         step: sidecar.step,
     })
+}
+
+/// The run directory's own name (`quickstart` for `runs/quickstart`): how a player
+/// names its run without the exporting machine's paths.
+fn run_name(run: &RunDir) -> String {
+    fs::canonicalize(run.root())
+        .ok()
+        .and_then(|p| p.file_name().map(|n| n.to_string_lossy().into_owned()))
+        .unwrap_or_else(|| "run".into())
 }
 
 /// The binary a player gets for `binary` (the running one): the libtorch-free `xqz`
@@ -226,15 +235,14 @@ fn write_player(
         path: dir.join(NETWORK_META),
         why: e.to_string(),
     })?;
-    let abs = |p: &Path| {
-        fs::canonicalize(p)
-            .unwrap_or_else(|_| p.to_path_buf())
-            .display()
-            .to_string()
+    let source = Source {
+        run: run_name(run),
+        checkpoint: run.relative(sidecar_path).display().to_string(),
+        step: sidecar.step,
     };
     if let Some(obj) = value.as_object_mut() {
-        obj.insert("source_run".into(), abs(run.root()).into());
-        obj.insert("source_checkpoint".into(), abs(sidecar_path).into());
+        obj.insert("source_run".into(), source.run.clone().into());
+        obj.insert("source_checkpoint".into(), source.checkpoint.clone().into());
         obj.insert("exported_unix".into(), xq_run::now().into());
     }
     let text = serde_json::to_string_pretty(&value).expect("JSON values serialise");
@@ -244,11 +252,7 @@ fn write_player(
         name: name.to_owned(),
         network: NETWORK_META.into(),
         search: opts.settings.clone(),
-        source: Source {
-            run: abs(run.root()),
-            checkpoint: abs(sidecar_path),
-            step: sidecar.step,
-        },
+        source,
     };
     let toml = toml::to_string(&config).map_err(|e| ExportError::Config {
         path: dir.join(ENGINE_TOML),
@@ -336,7 +340,7 @@ never `mate` (nor 9800 or more, a mate in ElephantEye's UCCI convention): GUIs a
 adapters take those for checkmate on the board (XBoard's uci2wb claims the game after
 `score mate 1`, and XBoard forfeits a false claim).
 
-Source: run {run}, checkpoint {ckpt} (step {step}).
+Source: run {run}, checkpoint {ckpt} in it (step {step}).
 
 On another machine: Linux x86-64 with a glibc at least as new as the build machine's.
 Nothing else: the binary links no libtorch and runs the network on the CPU itself

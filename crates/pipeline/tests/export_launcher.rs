@@ -143,7 +143,12 @@ fn export_writes_a_complete_player_that_loads_and_launches() {
     assert_eq!(meta["ema"], NETWORK_WEIGHTS);
     assert!(meta["optimizer"].is_null());
     assert_eq!(meta["step"], 2);
-    assert!(meta["source_run"].as_str().unwrap().ends_with("run"));
+    // Where it came from, without the exporting machine's paths.
+    assert_eq!(meta["source_run"], "run");
+    assert_eq!(
+        meta["source_checkpoint"],
+        "checkpoints/ckpt-0000000002.json"
+    );
     let sidecar = Sidecar::read(&out.join(NETWORK_META)).unwrap();
     assert_eq!(sidecar.net.channels, 8);
     // The exported weights are the run's EMA weights: same outputs.
@@ -171,6 +176,14 @@ fn export_writes_a_complete_player_that_loads_and_launches() {
     assert_eq!(config.search.visits, 50);
     assert_eq!(config.search.batch, 4);
     assert_eq!(config.source.step, 2);
+    assert_eq!(config.source.run, "run");
+    assert_eq!(config.source.checkpoint, "checkpoints/ckpt-0000000002.json");
+    let toml = fs::read_to_string(out.join(ENGINE_TOML)).unwrap();
+    let root_text = fs::canonicalize(&root).unwrap().display().to_string();
+    assert!(
+        !toml.contains(&root_text),
+        "an absolute path in engine.toml:\n{toml}"
+    );
     // The launcher runs the copied binary on its own directory, also through a symlink.
     let link = root.join("engine-link");
     #[cfg(unix)]
@@ -218,11 +231,11 @@ fn export_refuses_to_overwrite_without_force_and_replaces_with_it() {
     // A failed export (no such model) leaves the existing player as it was.
     assert!(export(&run, Some("missing"), &o).is_err());
     assert_eq!(load_player_config(&out).unwrap().name, "mine");
-    // Without --out the player goes to RUN/players/<name>.
+    // Without --out the player goes to RUN/players/<model name>, as `xqz run` exports.
     o.out = None;
     o.name = None;
     let s = export(&run, None, &o).unwrap();
-    assert_eq!(s.out, run.join("players/xqzero-run-2"));
+    assert_eq!(s.out, run.join("players/ckpt-0000000002"));
     assert!(s.out.join(LAUNCHER).is_file());
     let names: Vec<String> = fs::read_dir(&root)
         .unwrap()

@@ -11,7 +11,7 @@ use xq_run::RunDir;
 #[command(after_help = "\
 The network is the run's accepted one (models/accepted.json), or the newest checkpoint \
 when nothing has been accepted yet, or --model NAME (models/accepted/NAME, \
-models/candidates/NAME, checkpoints/NAME.json, or a sidecar path). OUT (default RUN/players/<name>) receives \
+models/candidates/NAME, checkpoints/NAME.json, or a sidecar path). OUT (default RUN/players/<model>, where `xqz run` exports too) receives \
 network.safetensors (EMA weights), network.json, engine.toml, README.txt, a copy of this \
 xqz binary and the launcher xqzero-engine, which a GUI starts with no arguments. OUT is \
 built under a temporary name and renamed into place.")]
@@ -22,7 +22,7 @@ pub struct Args {
     /// A model by name instead of the accepted one.
     #[arg(long, value_name = "NAME")]
     model: Option<String>,
-    /// The player directory to write (default: RUN/players/<name>).
+    /// The player directory to write (default: RUN/players/<model>).
     #[arg(long, value_name = "PATH")]
     out: Option<PathBuf>,
     /// Replace OUT if it exists.
