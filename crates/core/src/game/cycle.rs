@@ -12,7 +12,7 @@
 //!   piece is chased;
 //! - **idle** (闲, 28.9): anything else, including 兑, 献, 拦 and 跟 that chase nothing.
 //!
-//! A move made in answer to a check is classified like any other: the seeds make no
+//! A move made in answer to a check is classified like any other: the rules make no
 //! exception for it. For 29.2 the chases that "existed before" such a move include
 //! the captures that only the check made illegal, when they pass the same test as a
 //! chase: the attacker is not pinned and the exchange wins material
@@ -663,7 +663,7 @@ mod tests {
                 MoveKind::Chase(sq("h4")),
                 "the screen of the cannon's check steps away and attacks the unprotected \
                  chariot h4: a reply to a check is judged like any move (no exemption in \
-                 the seeds)",
+                 the rules)",
             ),
             (
                 "5k3/4a4/n3r4/2n6/9/3N5/c8/2N6/2R6/4K4 w - - 0 1",
