@@ -1,18 +1,24 @@
-//! The `xqz` command line's shared half: the commands that run without a network
-//! backend, error formatting, and the hand-over to `xqz-torch`.
+//! The `xqz` command line's shared half: the commands that run without libtorch, error
+//! formatting, and the hand-over to `xqz-torch`.
 //!
 //! Two binaries share this library (ARCHITECTURE.md, "Which processes load libtorch"):
 //!
-//! - `xqz`, the front end, links no libtorch. It runs [`LocalCommand`]s itself when
-//!   none of their players needs a network, and otherwise replaces itself with
-//!   `xqz-torch` (the same arguments, `exec`), as it does for the training commands.
-//! - `xqz-torch` registers libtorch as the network backend ([`xq_nn::backend`]) and runs
-//!   every command in-process; exported players link it as their `xqz`.
+//! - `xqz`, the front end, links no libtorch. It runs `report` and the
+//!   [`LocalCommand`]s itself: those whose players need no network as they are, and
+//!   those with network players (`net:` players, a UCCI engine over a checkpoint or an
+//!   exported player's network) on the native CPU backend (`xq_native::NativeBackend`),
+//!   unless `XQZ_BACKEND` asks for libtorch (`torch`, or `auto` on a machine with an
+//!   NVIDIA GPU and `xqz-torch` beside it). Then, and for the training-run commands
+//!   (`run`, `selfplay`, `train`, `gate`, `export`, `bench`), it replaces itself with
+//!   `xqz-torch` ([`exec_backend`]: the same arguments, `exec`). Exported players carry
+//!   this binary as their `xqz`.
+//! - `xqz-torch` (built with the `torch` feature) registers the network backend that
+//!   `XQZ_BACKEND` chooses ([`xq_nn::backend`]) and runs every command in-process; the
+//!   training-run commands live with xq-pipeline, which links libtorch through
+//!   xq-train.
 //!
-//! So `xqz perft` or an alpha-beta UCCI engine start in milliseconds with a few MB,
-//! and only `xqz-torch` pays for libtorch: the commands that load a network, and the
-//! training-run commands (`run`, `selfplay`, `train`, `gate`, `export`,
-//! `bench`), which live with the pipeline crate that links it.
+//! So `xqz perft`, an alpha-beta UCCI engine or a network player on the CPU start in
+//! milliseconds without mapping libtorch, and only `xqz-torch` pays for it.
 
 pub mod cmd;
 

@@ -9,7 +9,7 @@
 //! use xq_nn::{EncoderConfig, encode_into, policy_index, policy_move, POLICY_SIZE};
 //!
 //! let pos = Position::startpos();
-//! let config = EncoderConfig::default(); // 8 history positions, 131 planes
+//! let config = EncoderConfig::default();
 //! let mut planes = vec![0.0f32; config.input_len()];
 //! encode_into(std::slice::from_ref(&pos), &config, &mut planes).unwrap();
 //!
@@ -19,11 +19,21 @@
 //! assert_eq!(policy_move(i, Color::Red), m);
 //! ```
 //!
-//! # Input encoding (version [`ENCODING_VERSION`] = 1)
+//! # Input encoding (version [`ENCODING_VERSION`])
 //!
 //! One input is `C × 10 × 9` `f32` values, row-major as `[channel][rank][file]`, with
-//! `C = 15 × history + 3` (123 for the default 8 history positions; see
-//! [`EncoderConfig`]).
+//! `C = 15 × history + 11` ([`PLANES_PER_STEP`](encode::PLANES_PER_STEP) per history
+//! step, then [`FEATURE_PLANES`](encode::FEATURE_PLANES); see [`EncoderConfig`]). The
+//! numbers this section gives are checked against the constants:
+//!
+//! ```
+//! use xq_nn::{ENCODING_VERSION, EncoderConfig, POLICY_INDEX_VERSION, POLICY_SIZE, encode};
+//! assert_eq!(ENCODING_VERSION, 2);
+//! assert_eq!((encode::PLANES_PER_STEP, encode::FEATURE_PLANES), (15, 11));
+//! assert_eq!(encode::DEFAULT_HISTORY, 8);
+//! assert_eq!(EncoderConfig::default().planes(), 131); // 15 × 8 + 11
+//! assert_eq!((POLICY_INDEX_VERSION, POLICY_SIZE), (1, 2086));
+//! ```
 //!
 //! **Perspective.** Everything is seen from the side to move of the evaluated (newest)
 //! position, the *mover*. For Red the board is as is (rank 0 = Red's back rank is row 0);
@@ -46,7 +56,8 @@
 //! | `15t + 14` | repetition: constant `min(n, 2) / 2` where `n` is how often this position (pieces and side to move) occurred earlier in the given history, so 0.5 on its second and 1 from its third occurrence |
 //!
 //! A history step before the start of the given history (start of the game) is all
-//! zeros, repetition plane included. Then eleven feature planes of the evaluated position:
+//! zeros, repetition plane included. Then the eleven feature planes of the evaluated
+//! position:
 //!
 //! | channel | content |
 //! |---|---|
@@ -77,7 +88,7 @@
 //! mirrored positions, for augmentation (together with [`mirror_policy`] /
 //! [`mirror_index`] on the policy target).
 //!
-//! # Policy index (version [`POLICY_INDEX_VERSION`] = 1)
+//! # Policy index (version [`POLICY_INDEX_VERSION`])
 //!
 //! [`POLICY_SIZE`] = 2,086 from-to moves in the mover's view; see [`policy`] for the set,
 //! its order and its symmetry. [`output`] turns the network's raw outputs (2,086

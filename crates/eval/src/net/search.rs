@@ -24,8 +24,14 @@ use crate::{
 /// cap end it long before on any real machine).
 pub const MAX_VISITS: u32 = 1 << 30;
 
-/// Rough bytes per tree node (statistics + links), for the `hashsize` tree-size cap.
+/// Bytes budgeted per tree node by the `hashsize` tree-size cap: a node's statistics
+/// and links ([`xq_mcts::NODE_BYTES`], 36 bytes) with some slack, since the cap is a
+/// budget, not a measurement (`xq_mcts::Search::memory_bytes` measures).
 pub const BYTES_PER_NODE: usize = 40;
+
+// ARCHITECTURE.md and the doc above give a node's size: a change of it must reach them.
+const _: () = assert!(xq_mcts::NODE_BYTES == 36);
+const _: () = assert!(BYTES_PER_NODE >= xq_mcts::NODE_BYTES);
 
 /// Search settings of a network player: what `engine.toml` holds under `[search]` and
 /// what `net:` player specifications set.
