@@ -23,12 +23,12 @@ use std::{
 
 use anyhow::{Context, Result};
 use serde::Serialize;
-use xq_rating::strength::AnchorTable;
+use xq_rating::{stats::fmt_elo, strength::AnchorTable};
 use xq_run::{
     RunDir,
     curve::{CurvePoint, CurveSource},
     events::GauntletStage,
-    report::{PageData, Rating, Report, elo_fields, fmt_elo, gather},
+    report::{EloView, PageData, Rating, Report, gather},
     write_atomic,
 };
 
@@ -227,15 +227,13 @@ fn curve_text(curve: &[CurvePoint]) -> Vec<String> {
     }];
     for p in shown {
         let mut line = format!(
-            "  {:<12} step {:>8}  {:>9}  {:>9} positions  {:<8} {:+.0} [{:+.0}, {:+.0}]  {} games",
+            "  {:<12} step {:>8}  {:>9}  {:>9} positions  {:<8} {}  {} games",
             p.model,
             fmt_count(p.step),
             p.seconds.map_or_else(|| "—".to_owned(), fmt_duration),
             fmt_count(p.positions),
             p.source.label(),
-            p.elo,
-            p.lower,
-            p.upper,
+            fmt_elo(p.elo, Some((p.lower, p.upper))),
             p.games,
         );
         let settings = point_settings(p);
@@ -394,7 +392,7 @@ fn render_curve(h: &mut String, d: &PageData) {
             p.seconds.map_or_else(String::new, fmt_duration),
             fmt_count(p.positions),
             p.source.label(),
-            esc(&fmt_elo((Some(p.elo), Some(p.lower), Some(p.upper), None))),
+            esc(&fmt_elo(p.elo, Some((p.lower, p.upper)))),
             p.games,
             esc(&point_settings(p)),
             esc(&against.join(", ")),
@@ -453,7 +451,7 @@ fn render_strength(h: &mut String, d: &PageData) {
                         let _ = write!(
                             h,
                             "<td>{}<br><small>{}</small></td>",
-                            esc(&fmt_elo((r.elo, r.lo, r.hi, r.unbounded))),
+                            esc(&r.elo.text()),
                             esc(&fmt_score(r.score, r.games))
                         );
                     }
@@ -494,7 +492,7 @@ fn render_strength(h: &mut String, d: &PageData) {
                 esc(&g
                     .score
                     .map_or(String::new(), |s| format!("{:.1}%", s * 100.0))),
-                esc(&fmt_elo((g.elo, g.lo, g.hi, g.unbounded))),
+                esc(&g.elo.text()),
                 g.llr.map_or(String::new(), |l| format!("{l:.2}")),
                 esc(g.reason.as_deref().unwrap_or("")),
                 g.time.map_or(String::new(), utc),
@@ -567,7 +565,7 @@ fn render_gauntlets(h: &mut String, d: &PageData) {
                 m.draws,
                 m.losses,
                 esc(&fmt_score(m.score, Some(m.games))),
-                esc(&fmt_elo(elo_fields(m)))
+                esc(&EloView::of(m).text())
             );
         }
         h.push_str("</tbody></table>\n");

@@ -18,7 +18,7 @@ use xq_eval::{
 };
 use xq_rating::{
     GameRecord, GameResult,
-    stats::{AnchorGames, LadderConfig, fit_ladder},
+    stats::{AnchorGames, LadderConfig, fit_ladder, fmt_elo},
     strength::{Anchor, AnchorTable, Calibration, StrengthRecord, calibration_pairs},
     summary::MatchSummary,
 };
@@ -153,8 +153,10 @@ pub fn run(args: Args) -> Result<()> {
                 .map(|g| (g.anchor.as_str(), g.wins, g.draws, g.losses)),
         )?;
         println!(
-            "{name}: Elo {:+.0} [{:+.0}, {:+.0}] ({} games, {} points)",
-            rating.elo, rating.elo_lower, rating.elo_upper, rating.games, rating.points
+            "{name}: Elo {} ({} games, {} points)",
+            fmt_elo(rating.elo, Some((rating.elo_lower, rating.elo_upper))),
+            rating.games,
+            rating.points
         );
         let file = StrengthRecord {
             player: text,

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::stats::{EloEstimate, Pentanomial, SprtDecision, SprtStatus, Trinomial};
+use crate::stats::{EloEstimate, Pentanomial, SprtDecision, SprtStatus, Trinomial, fmt_elo};
 
 /// Where a match stands, after each finished pair.
 #[derive(Debug, Clone)]
@@ -24,7 +24,9 @@ pub struct MatchStatus {
 }
 
 impl MatchStatus {
-    /// One progress line: `A vs B: 12-3-5 (65.0%) Elo +108 ± 95, LOS 99.1%, LLR 1.2 [-2.9, 2.9]`.
+    /// One progress line: `A vs B: +12 =5 -3 (20/40 games) score 72.5% Elo +168 [+44, +358]
+    /// LOS 99.0%`, then `LLR 1.20 [-2.94, 2.94]` under an SPRT (the Elo as [`fmt_elo`]
+    /// writes it).
     pub fn line(&self) -> String {
         let g = &self.games;
         let mut s = format!(
@@ -40,14 +42,8 @@ impl MatchStatus {
         if let Some(score) = g.score() {
             s += &format!(" score {:.1}%", 100.0 * score);
         }
-        match &self.elo {
-            Some(e) if e.elo.is_finite() && e.error_margin().is_finite() => {
-                s += &format!(" Elo {:+.0} ± {:.0}", e.elo, e.error_margin());
-            }
-            Some(e) if e.elo.is_finite() => s += &format!(" Elo {:+.0}", e.elo),
-            // A perfect or zero score has no finite Elo estimate.
-            Some(e) => s += &format!(" Elo {}", if e.elo > 0.0 { "+inf" } else { "-inf" }),
-            None => {}
+        if let Some(e) = &self.elo {
+            s += &format!(" Elo {}", fmt_elo(e.elo, Some((e.elo_lower, e.elo_upper))));
         }
         s += &format!(" LOS {:.1}%", 100.0 * self.los);
         if let Some(t) = &self.sprt {
@@ -193,6 +189,34 @@ mod tests {
         assert_eq!(s.elo_lower, None);
         assert_eq!(s.elo_upper, Some(f64::NEG_INFINITY));
         assert_eq!((s.games, s.planned_games, s.cutoff), (0, 0, None));
+    }
+
+    #[test]
+    fn a_status_line_writes_the_elo_as_fmt_elo_does() {
+        let mut games = Trinomial::default();
+        for r in [
+            [crate::GameResult::Win; 12].as_slice(),
+            &[crate::GameResult::Draw; 5],
+            &[crate::GameResult::Loss; 3],
+        ]
+        .concat()
+        {
+            games.record(r);
+        }
+        let status = MatchStatus {
+            a: "A".into(),
+            b: "B".into(),
+            elo: games.estimate(0.95).unwrap(),
+            los: games.los(),
+            games,
+            pairs: Pentanomial::default(),
+            sprt: None,
+            planned_games: 40,
+        };
+        assert_eq!(
+            status.line(),
+            "A vs B: +12 =5 -3 (20/40 games) score 72.5% Elo +168 [+44, +358] LOS 99.0%"
+        );
     }
 
     #[test]

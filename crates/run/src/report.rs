@@ -20,7 +20,7 @@ use serde::Serialize;
 use serde_json::Value;
 use xq_core::notation::{Style, format_move};
 use xq_data::pgn::{PgnGame, read_pgn};
-use xq_rating::{strength::AnchorTable, summary::MatchSummary};
+use xq_rating::{stats::fmt_elo, strength::AnchorTable, summary::MatchSummary};
 
 use crate::{
     RunDir, RunError,
@@ -47,13 +47,8 @@ pub struct Rating {
     pub opponent: String,
     pub games: Option<u64>,
     pub score: Option<f64>,
-    /// Finite values only; see `unbounded`.
-    pub elo: Option<f64>,
-    pub lo: Option<f64>,
-    pub hi: Option<f64>,
-    /// `"top"` / `"bottom"` when the Elo is infinite or missing because the score was
-    /// 100% / 0%: the chart then draws a marker at its edge and the table the score.
-    pub unbounded: Option<&'static str>,
+    #[serde(flatten)]
+    pub elo: EloView,
     pub time: Option<u64>,
 }
 
@@ -66,10 +61,8 @@ pub struct Gate {
     pub accepted: Option<bool>,
     pub games: Option<u64>,
     pub score: Option<f64>,
-    pub elo: Option<f64>,
-    pub lo: Option<f64>,
-    pub hi: Option<f64>,
-    pub unbounded: Option<&'static str>,
+    #[serde(flatten)]
+    pub elo: EloView,
     pub reason: Option<String>,
     pub llr: Option<f64>,
     pub time: Option<u64>,
@@ -154,26 +147,48 @@ pub struct Report {
     pub data: PageData,
 }
 
-/// Elo, its interval, and which edge to draw it at when it is unbounded.
-pub type EloFields = (Option<f64>, Option<f64>, Option<f64>, Option<&'static str>);
+/// A match's Elo as the report and the run's summary show it: finite values only,
+/// and the edge an unbounded one is drawn at. It is serialised flat into its rating
+/// or gate row (`elo`, `lo`, `hi`, `unbounded`), which the page's charts read.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct EloView {
+    pub elo: Option<f64>,
+    pub lo: Option<f64>,
+    pub hi: Option<f64>,
+    /// `"top"` / `"bottom"` when the Elo is infinite or missing because the score was
+    /// 100% / 0%: the chart then draws a marker at its edge and the table the score.
+    pub unbounded: Option<&'static str>,
+}
 
-/// The Elo of a match as the report and the run's summary show it.
-pub fn elo_fields(m: &MatchSummary) -> EloFields {
-    // JSON has no infinity: an unbounded Elo (a 100% or 0% score) is written as null.
-    let unbounded = match (m.elo, m.score) {
-        (Some(e), _) if e == f64::INFINITY => Some("top"),
-        (Some(e), _) if e == f64::NEG_INFINITY => Some("bottom"),
-        (Some(_), _) => None,
-        (None, Some(s)) if s >= 1.0 => Some("top"),
-        (None, Some(s)) if s <= 0.0 => Some("bottom"),
-        _ => None,
-    };
-    (
-        m.elo.filter(|e| e.is_finite()),
-        m.elo_lower.filter(|e| e.is_finite()),
-        m.elo_upper.filter(|e| e.is_finite()),
-        unbounded,
-    )
+impl EloView {
+    /// The Elo of match `m`.
+    pub fn of(m: &MatchSummary) -> EloView {
+        // JSON has no infinity: an unbounded Elo (a 100% or 0% score) is written as null.
+        let unbounded = match (m.elo, m.score) {
+            (Some(e), _) if e == f64::INFINITY => Some("top"),
+            (Some(e), _) if e == f64::NEG_INFINITY => Some("bottom"),
+            (Some(_), _) => None,
+            (None, Some(s)) if s >= 1.0 => Some("top"),
+            (None, Some(s)) if s <= 0.0 => Some("bottom"),
+            _ => None,
+        };
+        EloView {
+            elo: m.elo.filter(|e| e.is_finite()),
+            lo: m.elo_lower.filter(|e| e.is_finite()),
+            hi: m.elo_upper.filter(|e| e.is_finite()),
+            unbounded,
+        }
+    }
+
+    /// The Elo as [`fmt_elo`] writes it, or `—` when there is none.
+    pub fn text(&self) -> String {
+        match (self.unbounded, self.elo) {
+            (Some("top"), _) => fmt_elo(f64::INFINITY, None),
+            (Some(_), _) => fmt_elo(f64::NEG_INFINITY, None),
+            (None, Some(e)) => fmt_elo(e, self.lo.zip(self.hi)),
+            (None, None) => "—".to_owned(),
+        }
+    }
 }
 
 /// Finite numeric fields of an event (bookkeeping fields left out), for the charts.
@@ -201,19 +216,6 @@ fn thin<T: Clone>(items: Vec<T>, max: usize) -> Vec<T> {
     (0..max)
         .map(|i| items[i * (n - 1) / (max - 1)].clone())
         .collect()
-}
-
-/// `+123 [+80, +170]`, or the score's meaning when the Elo is unbounded, or `—`.
-pub fn fmt_elo((elo, lo, hi, unbounded): EloFields) -> String {
-    match (elo, unbounded) {
-        (_, Some("top")) => "+∞ (won every game)".to_owned(),
-        (_, Some(_)) => "−∞ (lost every game)".to_owned(),
-        (Some(e), None) => match (lo, hi) {
-            (Some(l), Some(h)) => format!("{e:+.0} [{l:+.0}, {h:+.0}]"),
-            _ => format!("{e:+.0}"),
-        },
-        (None, None) => "—".to_owned(),
-    }
 }
 
 /// An event as JSON, for [`numeric_fields`] (an event holds numbers, strings and JSON
@@ -258,23 +260,19 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
         match &record.event {
             Event::Rating(r) => {
                 let m = &r.result;
-                let (elo, lo, hi, unbounded) = elo_fields(m);
                 data.ratings.push(Rating {
                     step: r.step.or_else(|| model_step(&r.model)),
                     model: r.model.clone(),
                     opponent: r.opponent.clone(),
                     games: Some(m.games),
                     score: m.score,
-                    elo,
-                    lo,
-                    hi,
-                    unbounded,
+                    elo: EloView::of(m),
                     time,
                 });
             }
             Event::Gate(g) => {
                 let m = &g.result;
-                let (elo, lo, hi, unbounded) = elo_fields(m);
+                let elo = EloView::of(m);
                 if g.accepted {
                     accepted.insert(g.candidate.clone());
                 }
@@ -292,10 +290,10 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
                     accepted: Some(g.accepted),
                     games: Some(m.games),
                     score: m.score.filter(|_| played),
-                    elo,
-                    lo,
-                    hi,
-                    unbounded: unbounded.filter(|_| played),
+                    elo: EloView {
+                        unbounded: elo.unbounded.filter(|_| played),
+                        ..elo
+                    },
                     reason: Some(g.reason.clone()).filter(|r| !r.is_empty()),
                     llr: m.sprt.map(|s| s.llr).filter(|x| x.is_finite()),
                     time,
@@ -654,26 +652,32 @@ mod tests {
         ];
         for (v, want) in cases {
             let m: MatchSummary = serde_json::from_value(v.clone()).unwrap();
-            assert_eq!(elo_fields(&m).3, want, "{v}");
+            assert_eq!(EloView::of(&m).unbounded, want, "{v}");
         }
     }
 
     #[test]
     fn elo_is_shown_with_its_interval_or_as_the_edge_it_runs_off() {
+        let view = |elo, lo, hi, unbounded| EloView {
+            elo,
+            lo,
+            hi,
+            unbounded,
+        };
         assert_eq!(
-            fmt_elo((Some(35.4), Some(-10.0), Some(80.6), None)),
+            view(Some(35.4), Some(-10.0), Some(80.6), None).text(),
             "+35 [-10, +81]"
         );
-        assert_eq!(fmt_elo((Some(-5.0), None, None, None)), "-5");
+        assert_eq!(view(Some(-5.0), None, None, None).text(), "-5");
         assert_eq!(
-            fmt_elo((None, None, None, Some("top"))),
+            view(None, None, None, Some("top")).text(),
             "+∞ (won every game)"
         );
         assert_eq!(
-            fmt_elo((None, None, None, Some("bottom"))),
+            view(None, None, None, Some("bottom")).text(),
             "−∞ (lost every game)"
         );
-        assert_eq!(fmt_elo((None, None, None, None)), "—");
+        assert_eq!(EloView::default().text(), "—");
     }
 
     #[test]

@@ -15,10 +15,7 @@ use xq_pipeline::{
     selfplay::{Session, accepted_network, book, play},
     train::{StopReason, train_once},
 };
-use xq_run::{
-    RunDir,
-    report::{elo_fields, fmt_elo},
-};
+use xq_run::{RunDir, report::EloView};
 
 use crate::bars;
 
@@ -151,7 +148,7 @@ fn print_summary(s: &RunSummary) {
             r.result
                 .score
                 .map_or("-".into(), |s| format!("{:.1}%", 100.0 * s)),
-            fmt_elo(elo_fields(&r.result)),
+            EloView::of(&r.result).text(),
         );
     }
     match &s.best_player {

@@ -68,6 +68,33 @@ impl EloEstimate {
     }
 }
 
+/// An Elo difference as xqzero writes it everywhere (match lines, the report, the
+/// learning curve, `xqz strength`): `+123 [+80, +170]` with its interval, `+123`
+/// without one (or when an end of it is infinite), `+∞ (won every game)` and
+/// `−∞ (lost every game)` for the unbounded Elo of a perfect or nil score.
+///
+/// ```
+/// use xq_rating::stats::fmt_elo;
+/// assert_eq!(fmt_elo(35.4, Some((-10.0, 80.6))), "+35 [-10, +81]");
+/// assert_eq!(fmt_elo(-5.0, None), "-5");
+/// assert_eq!(fmt_elo(f64::INFINITY, None), "+∞ (won every game)");
+/// ```
+#[must_use]
+pub fn fmt_elo(elo: f64, interval: Option<(f64, f64)>) -> String {
+    if elo == f64::INFINITY {
+        return "+∞ (won every game)".to_owned();
+    }
+    if elo == f64::NEG_INFINITY {
+        return "−∞ (lost every game)".to_owned();
+    }
+    match interval {
+        Some((lo, hi)) if lo.is_finite() && hi.is_finite() => {
+            format!("{elo:+.0} [{lo:+.0}, {hi:+.0}]")
+        }
+        _ => format!("{elo:+.0}"),
+    }
+}
+
 /// Win/draw/loss counts of individual games, from one player's view.
 ///
 /// The variance of the score treats games as independent; when games are

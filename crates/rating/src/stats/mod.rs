@@ -15,7 +15,7 @@ mod sprt;
 use thiserror::Error;
 
 pub use anchored::{AnchorGames, AnchoredRating, rate_against_anchors};
-pub use elo::{EloEstimate, Pentanomial, Trinomial, elo_from_score, score_from_elo};
+pub use elo::{EloEstimate, Pentanomial, Trinomial, elo_from_score, fmt_elo, score_from_elo};
 pub use ladder::{Ladder, LadderConfig, Rating, fit_ladder};
 pub use normal::{normal_cdf, normal_quantile};
 pub use sprt::{SprtConfig, SprtDecision, SprtStatus, llr_pentanomial};
