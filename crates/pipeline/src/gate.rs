@@ -73,14 +73,16 @@ pub fn gate_once(
             candidate.name
         )));
         run.promote(&candidate, serde_json::json!({"reason": "first"}))?;
-        run.record(Event::Gate(GateEvent {
+        if let Some(repaired) = run.record(Event::Gate(GateEvent {
             candidate: candidate.name.clone(),
             opponent: None,
             step: candidate.step,
             accepted: true,
             reason: "first".into(),
             result: MatchSummary::default(),
-        }))?;
+        }))? {
+            progress(GateProgress::Note(&repaired));
+        }
         return Ok(Some(true));
     };
     let sprt = if cfg.sprt {
@@ -127,13 +129,15 @@ pub fn gate_once(
             decision.report.status.planned_games,
             decision.report.cutoff.map_or("", |c| c.describe()),
         );
-        run.record(Event::Warning {
+        if let Some(repaired) = run.record(Event::Warning {
             model: Some(candidate.name.clone()),
             message: line.clone(),
             what: None,
             path: None,
             action: None,
-        })?;
+        })? {
+            progress(GateProgress::Note(&repaired));
+        }
         progress(GateProgress::Note(&line));
         return Ok(None);
     }
@@ -146,7 +150,9 @@ pub fn gate_once(
         result: decision.report.summary(),
     };
     let details = serde_json::to_value(&gate_event)?;
-    run.record(Event::Gate(gate_event))?;
+    if let Some(repaired) = run.record(Event::Gate(gate_event))? {
+        progress(GateProgress::Note(&repaired));
+    }
     let mut tb = xq_data::tensorboard::TbLogger::new(run.gate_logs_dir());
     let s = &decision.report.status;
     let step = candidate.step;

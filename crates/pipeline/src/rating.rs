@@ -188,7 +188,7 @@ pub fn rate(
             event: format!("{tag} {} vs {opponent}", model.name),
         };
         let report = play_match(obs, run, r, &game, share(deadline, opponents.len() - k))?;
-        run.record(Event::Rating(RatingEvent {
+        if let Some(repaired) = run.record(Event::Rating(RatingEvent {
             model: model.name.clone(),
             opponent: opponent.clone(),
             step: Some(model.step),
@@ -196,7 +196,9 @@ pub fn rate(
             visits,
             quiescence,
             result: report.summary(),
-        }))?;
+        }))? {
+            obs.warn(&repaired);
+        }
         if let (Some(e), Stage::Promotion { .. }) =
             (report.status.elo.filter(|e| e.elo.is_finite()), stage)
         {

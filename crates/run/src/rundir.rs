@@ -575,9 +575,13 @@ impl RunDir {
     /// exclusive advisory lock on the file (`flock`) so that concurrent writers' torn-line
     /// checks never see a line still being written.
     ///
+    /// A line torn by an earlier write cut short (a full disk) is ended first, with a
+    /// `warning` event in the same write; the warning's line, `warning: …`, is returned
+    /// for the caller to show (`None` when the log was whole).
+    ///
     /// # Errors
     /// If the log cannot be written (a full disk, a read-only directory).
-    pub fn record(&self, event: Event) -> Result<(), RunError> {
+    pub fn record(&self, event: Event) -> Result<Option<String>, RunError> {
         let record = Record {
             time: Some(now()),
             event,
@@ -603,7 +607,8 @@ impl RunDir {
         let _ = f.lock();
         // A write that ran out of space may have left part of a line: end it first, so
         // this event does not run into it (readers skip the torn line, not this one),
-        // and say so in the same write, as a warning in the log and on stderr.
+        // and say so in the same write, as a warning in the log and to the caller.
+        let mut shown = None;
         if !ends_with_newline(&f) {
             let repaired = Event::file_warning(
                 WarningWhat::Events,
@@ -611,11 +616,11 @@ impl RunDir {
                 WarningAction::Repaired,
                 "a torn line (a write cut short) was ended",
             );
-            eprintln!(
+            shown = Some(format!(
                 "warning: {}: {}",
                 path.display(),
                 warning_message(&repaired)
-            );
+            ));
             let repaired = Record {
                 time: record.time,
                 event: repaired,
@@ -623,12 +628,14 @@ impl RunDir {
             line.insert_str(0, &format!("\n{}\n", line_of(&repaired)));
         }
         f.write_all(line.as_bytes())
-            .map_err(|source| RunError::Append { path, source })
+            .map_err(|source| RunError::Append { path, source })?;
+        Ok(shown)
     }
 
     /// Records a warning event (a file skipped or repaired, see
     /// [`Event::file_warning`]; a path inside the run is stored relative to it) and
-    /// returns the line to show for it, `warning: …`. A warning that cannot be recorded
+    /// returns the line to show for it, `warning: …` (after the line of a torn log line
+    /// it ended, see [`RunDir::record`]). A warning that cannot be recorded
     /// says so in its line instead of failing: it reports a fault the run survives, and
     /// a full disk should not turn it into one the run does not.
     pub fn warn(&self, mut event: Event) -> String {
@@ -641,7 +648,8 @@ impl RunDir {
         }
         let line = format!("warning: {}", warning_message(&event));
         match self.record(event) {
-            Ok(()) => line,
+            Ok(None) => line,
+            Ok(Some(repaired)) => format!("{repaired}\n{line}"),
             Err(e) => format!("{line} (not recorded: {e})"),
         }
     }
@@ -830,14 +838,23 @@ mod tests {
             path: None,
             action: None,
         };
-        run.record(warning("a")).unwrap();
+        assert_eq!(run.record(warning("a")).unwrap(), None);
         // What a write cut short by a full disk leaves behind.
         let mut f = fs::OpenOptions::new()
             .append(true)
             .open(run.events_path())
             .unwrap();
         f.write_all(b"{\"time\":1,\"ki").unwrap();
-        run.record(warning("b")).unwrap();
+        let shown = run
+            .record(warning("b"))
+            .unwrap()
+            .expect("the repair is returned");
+        assert!(
+            shown.starts_with("warning: ") && shown.contains("torn line"),
+            "{shown}"
+        );
+        // The caller shows a repair once: the next event finds the log whole.
+        assert_eq!(run.record(warning("c")).unwrap(), None);
         let log = run.events().unwrap();
         let kinds: Vec<_> = log.events().cloned().collect();
         let repaired = Event::file_warning(
@@ -846,7 +863,7 @@ mod tests {
             WarningAction::Repaired,
             "a torn line (a write cut short) was ended",
         );
-        assert_eq!(kinds, [warning("a"), repaired, warning("b")]);
+        assert_eq!(kinds, [warning("a"), repaired, warning("b"), warning("c")]);
         assert_eq!(log.unreadable, [2]);
         fs::remove_dir_all(&root).unwrap();
     }
