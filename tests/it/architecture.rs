@@ -1,6 +1,7 @@
-//! The crate boundaries ARCHITECTURE.md states, checked from the manifests: which
-//! workspace crates each crate may depend on (directly or not), and that only xq-train
-//! depends on `tch`.
+//! The boundaries ARCHITECTURE.md states, checked from the manifests and sources:
+//! which workspace crates each crate may depend on (directly or not), that only
+//! xq-train depends on `tch`, that run-directory paths, fixed hashes and printing each
+//! stay where the page says, and that nothing cites a path outside the repository.
 
 use std::{
     collections::{BTreeMap, BTreeSet},
@@ -72,9 +73,9 @@ fn crates_depend_only_on_the_crates_below_them() {
         ("xq-train", &["xq-core", "xq-nn", "xq-data"]),
         // The CPU inference backend: reads checkpoints without libtorch.
         ("xq-native", &["xq-core", "xq-nn"]),
-        // Ratings and competitions on results alone: depends on nothing of ours, so
-        // whatever only reads results builds without the rules, networks or search.
-        ("xq-rating", &[]),
+        // Ratings and competitions on results alone: of ours only xq-core, for its
+        // fixed hashes, so whatever only reads results needs no network or search.
+        ("xq-rating", &["xq-core"]),
         // Never libtorch: networks are injected through xq_nn::backend.
         (
             "xq-eval",
@@ -278,4 +279,165 @@ fn no_crate_has_an_import_circle_between_its_top_level_modules() {
             );
         }
     }
+}
+
+/// Every package's `src/` (the root package's included): the code the workspace ships.
+fn source_files() -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for (_, dir) in packages() {
+        rust_files(&dir.join("src"), &mut files);
+    }
+    files
+}
+
+/// The numeric literals of `text`, normalised: lower case, without `_` separators or a
+/// type suffix (`0x9E37_79B9u64` → `0x9e3779b9`).
+fn numeric_literals(text: &str) -> Vec<String> {
+    text.split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+        .filter(|t| t.starts_with(|c: char| c.is_ascii_digit()))
+        .map(|t| {
+            let t = t.to_ascii_lowercase().replace('_', "");
+            // No hex digit is `u` or `i`, so a suffix never eats digits.
+            let end = ["u8", "u16", "u32", "u64", "u128", "usize", "i32", "i64"]
+                .iter()
+                .find_map(|s| t.strip_suffix(s))
+                .unwrap_or(&t);
+            end.to_owned()
+        })
+        .collect()
+}
+
+#[test]
+fn every_fixed_hash_comes_from_xq_core_hash() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let hash = root.join("crates/core/src/hash.rs");
+    // The constants of the hashes xq_core::hash implements (SplitMix64's increment and
+    // finaliser, FNV-1a 64, the linear seed's multiplier) and of the ones people reach
+    // for instead (FNV-1a 32, Knuth's MMIX LCG, MurmurHash3's finaliser).
+    let constants = [
+        "0x9e3779b97f4a7c15",
+        "0xbf58476d1ce4e5b9",
+        "0x94d049bb133111eb",
+        "0xcbf29ce484222325",
+        "0x100000001b3",
+        "0x00000100000001b3",
+        "1000003",
+        "0x811c9dc5",
+        "0x01000193",
+        "6364136223846793005",
+        "1442695040888963407",
+        "0xff51afd7ed558ccd",
+        "0xc4ceb9fe1a85ec53",
+    ];
+    // std's hashers promise no value across releases; a `RandomState` (random on
+    // purpose) is no fixed hash and stays allowed.
+    let hashers = ["DefaultHasher", "SipHasher"];
+    let mut found = Vec::new();
+    for file in source_files().iter().filter(|f| **f != hash) {
+        let text = non_test_source(file);
+        let rel = file.strip_prefix(root).unwrap().display().to_string();
+        for literal in numeric_literals(&text) {
+            if constants.contains(&literal.as_str()) {
+                found.push(format!("{rel}: {literal}"));
+            }
+        }
+        for h in hashers.iter().filter(|h| text.contains(*h)) {
+            found.push(format!("{rel}: {h}"));
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "fixed hashes outside xq_core::hash (use its functions):\n{}",
+        found.join("\n")
+    );
+}
+
+#[test]
+fn library_crates_print_nothing() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    // Where a library may still write to the terminal, and why.
+    let allowed: &[(&str, &str)] = &[(
+        "crates/eval/src/ucci/mcts_backend.rs",
+        "the UCCI engine's last resort when its search fails: stderr is the engine \
+         process's diagnostic channel (stdout is the protocol's)",
+    )];
+    let mut found = Vec::new();
+    for (name, dir) in packages().iter().filter(|(n, _)| n != "xqzero") {
+        let mut files = Vec::new();
+        rust_files(&dir.join("src"), &mut files);
+        for file in files {
+            let rel = file.strip_prefix(root).unwrap().display().to_string();
+            // A crate's own binaries print; its library does not.
+            let binary = rel.contains("/src/bin/") || rel.ends_with("/src/main.rs");
+            if binary || allowed.iter().any(|(path, _)| *path == rel) {
+                continue;
+            }
+            let text = non_test_source(&file);
+            for (i, line) in text.lines().enumerate() {
+                let code = line.trim_start();
+                if code.starts_with("//") {
+                    continue;
+                }
+                if ["println!", "print!", "dbg!"]
+                    .iter()
+                    .any(|m| code.contains(m))
+                {
+                    found.push(format!("{name}: {rel}:{}: {code}", i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "library code that prints (return it as data; the binaries print):\n{}",
+        found.join("\n")
+    );
+}
+
+/// Every text file of the repository that docs or code live in: Markdown, Rust, TOML,
+/// shell, Python, YAML and the scripts (build outputs, `.venv` and hidden folders
+/// left out).
+fn text_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
+    for entry in std::fs::read_dir(dir).into_iter().flatten().flatten() {
+        let path = entry.path();
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if !(name.starts_with('.') || name == "target") {
+                text_files(&path, out);
+            }
+        } else {
+            let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("");
+            let script = path.components().any(|c| c.as_os_str() == "scripts");
+            if script || ["md", "rs", "toml", "sh", "py", "yaml", "yml", "txt"].contains(&ext) {
+                out.push(path);
+            }
+        }
+    }
+}
+
+#[test]
+fn nothing_cites_a_path_outside_the_repository() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    text_files(root, &mut files);
+    assert!(files.len() > 100, "too few files found: {}", files.len());
+    // Spelled in pieces so that this file does not cite them itself.
+    let outside = [concat!("..", "/shared"), concat!("/work", "/shared")];
+    let mut found = Vec::new();
+    for file in files {
+        let Ok(text) = std::fs::read_to_string(&file) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            if outside.iter().any(|p| line.contains(p)) {
+                let rel = file.strip_prefix(root).unwrap().display();
+                found.push(format!("{rel}:{}: {}", i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "paths outside the repository (cite the rules' articles or the source instead):\n{}",
+        found.join("\n")
+    );
 }

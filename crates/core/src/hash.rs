@@ -1,4 +1,7 @@
-//! Fixed, portable hash functions: SplitMix64 and FNV-1a (64-bit).
+//! Fixed, portable hash functions: SplitMix64 and FNV-1a (64-bit), and the seed
+//! derivations built on them ([`seed_of`], [`linear_seed`]). Every fixed hash of the
+//! workspace comes from here (`tests/it/architecture.rs` checks that no other source
+//! spells their constants).
 //!
 //! The workspace keys caches, seeds games and fingerprints stored data with these, so
 //! their values must be the same on every platform, build and run, forever; std's
@@ -25,6 +28,23 @@ pub const fn mix64(mut z: u64) -> u64 {
 #[inline]
 pub const fn splitmix64(x: u64) -> u64 {
     mix64(x.wrapping_add(GOLDEN_GAMMA))
+}
+
+/// The seed of member `index` of a family seeded `seed` (game `index` of a match,
+/// team `index` of a round's line-up lot): SplitMix64's finaliser of both, so
+/// neighbouring indices and seeds give unrelated seeds.
+#[inline]
+pub const fn seed_of(seed: u64, index: u64) -> u64 {
+    mix64(seed ^ index.wrapping_mul(GOLDEN_GAMMA))
+}
+
+/// Member `n` of a family of seeds numbered from `seed` without mixing:
+/// `seed × 1,000,003 + n`, so consecutive members differ by one. Only for seeds that
+/// are mixed again before use (a run's self-play generations, whose games take
+/// their seeds through [`splitmix64`]); stored runs and a test pin its values.
+#[inline]
+pub const fn linear_seed(seed: u64, n: u64) -> u64 {
+    seed.wrapping_mul(1_000_003).wrapping_add(n)
 }
 
 /// The SplitMix64 generator: a stream of well-mixed `u64`s from a seed, for
@@ -137,6 +157,15 @@ mod tests {
         assert_eq!(mix64(0), 0);
         assert_eq!(mix64(1), 0x5692_161d_100b_05e5);
         assert_eq!(splitmix64(0), 0xe220_a839_7b1d_cdaf);
+    }
+
+    #[test]
+    fn family_seeds_are_pinned() {
+        assert_eq!(seed_of(0, 0), 0);
+        assert_eq!(seed_of(1, 2), 0xbeeb_8da1_658e_ec67);
+        assert_eq!(seed_of(42, 7), 0x53ad_348a_f3dd_af4b);
+        assert_eq!(linear_seed(1, 0), 1_000_003);
+        assert_eq!(linear_seed(1, 3), 1_000_006);
     }
 
     #[test]

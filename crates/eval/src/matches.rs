@@ -33,10 +33,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use xq_core::{
-    Color,
-    hash::{GOLDEN_GAMMA, mix64},
-};
+use xq_core::{Color, hash};
 use xq_rating::{
     GameResult,
     result::Score,
@@ -115,9 +112,9 @@ fn result_for(game: &PlayedGame, a_color: Color) -> GameResult {
     }
 }
 
-/// Seed of game `index` of a match seeded `seed` (SplitMix64's finaliser of both).
+/// Seed of game `index` of a match seeded `seed` ([`xq_core::hash::seed_of`]).
 pub fn game_seed(seed: u64, index: usize) -> u64 {
-    mix64(seed ^ (index as u64).wrapping_mul(GOLDEN_GAMMA))
+    hash::seed_of(seed, index as u64)
 }
 
 /// Plays a match between `a` and `b`; `progress` is called after every finished pair.

@@ -281,7 +281,7 @@ fn round_robin(
             a: &a,
             b: &b,
             games: r.final_gauntlet_games,
-            seed: r.seed ^ (k as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+            seed: r.seed ^ (k as u64 + 1).wrapping_mul(xq_core::hash::GOLDEN_GAMMA),
             file: format!(
                 "gauntlet-{}-vs-{}",
                 safe_file_name(&la),

@@ -129,9 +129,7 @@ impl RunState {
     /// made. The count is saved with the state, so a resumed run never replays a
     /// generation's games.
     fn next_generation(&mut self, run_seed: u64) -> u64 {
-        let seed = run_seed
-            .wrapping_mul(1_000_003)
-            .wrapping_add(self.generations);
+        let seed = xq_core::hash::linear_seed(run_seed, self.generations);
         self.generations += 1;
         seed
     }

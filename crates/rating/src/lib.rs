@@ -21,12 +21,12 @@
 //!
 //! # Why a crate of its own
 //!
-//! This crate depends on no other crate of the workspace: not on the rules, the
-//! network or the search. Whatever only reads results (the run report, the learning
-//! curve, a tournament's tables, a gate's decision) builds without any of them, and
-//! nothing in here can start to play a game by accident. The price is a few
-//! definitions of its own: the sides of a game ([`Side`](result::Side)) and the seed of a team's
-//! line-up lot, which the rules crate would otherwise provide.
+//! Of the workspace this crate uses only xq-core's fixed hashes (`xq_core::hash`, for
+//! the seed of a team's line-up lot): no position, network or search. Whatever only
+//! reads results (the run report, the learning curve, a tournament's tables, a gate's
+//! decision) needs none of them, and nothing in here can start to play a game by
+//! accident. The sides of a game are its own ([`Side`](result::Side)), not the rules'
+//! colours.
 //!
 //! # Example
 //!

@@ -76,8 +76,8 @@ impl fmt::Display for GameResult {
 /// A side of a game: Red moves first, Black second.
 ///
 /// Results and tournaments only need to say which side of a game is meant, so
-/// this crate names the sides itself rather than depend on the rules crate for
-/// its colour type.
+/// this crate names the sides itself rather than take the rules' colour type
+/// (it uses nothing of xq-core but its fixed hashes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Side {
     Red,

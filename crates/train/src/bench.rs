@@ -347,13 +347,8 @@ pub fn evaluator_throughput(
 /// `n` position histories (up to `history` long) from seeded random games: varied,
 /// legal, mid-game positions without needing any game records.
 fn random_histories(n: usize, history: usize, seed: u64) -> Vec<Vec<Position>> {
-    let mut state = seed;
-    let mut next = move || {
-        state = state
-            .wrapping_mul(6364136223846793005)
-            .wrapping_add(1442695040888963407);
-        (state >> 33) as usize
-    };
+    let mut rng = xq_core::hash::SplitMix64::new(seed);
+    let mut next = move || rng.next_u64() as usize;
     let mut out = Vec::with_capacity(n);
     while out.len() < n {
         let mut pos = Position::startpos();

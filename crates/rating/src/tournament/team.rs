@@ -166,18 +166,13 @@ pub enum TeamError {
 
 /// The seed of the lot that fields `team` in round `round` (12.2, 12.3).
 ///
-/// SplitMix64's finaliser over the event seed, the round and the team: the
-/// derivation xq-eval's `matches::game_seed` gives game `team` of a match seeded
-/// `seed ^ round.rotate_left(32)`, which drew the line-ups before this crate
-/// existed. Written out here because this crate depends on no other crate of the
-/// workspace; a test pins its values, since a team event replayed from its
-/// results must field the same players.
+/// Member `team` of the family seeded by the event seed and the round
+/// ([`xq_core::hash::seed_of`]): what xq-eval's `matches::game_seed` gives game
+/// `team` of a match seeded `seed ^ round.rotate_left(32)`, which drew the line-ups
+/// before this crate existed. A test pins its values, since a team event replayed
+/// from its results must field the same players.
 fn lineup_seed(seed: u64, round: u32, team: usize) -> u64 {
-    const GOLDEN_GAMMA: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mut z = seed ^ u64::from(round).rotate_left(32) ^ (team as u64).wrapping_mul(GOLDEN_GAMMA);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
-    z ^ (z >> 31)
+    xq_core::hash::seed_of(seed ^ u64::from(round).rotate_left(32), team as u64)
 }
 
 /// One team match (场).
