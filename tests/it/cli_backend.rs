@@ -11,7 +11,8 @@ use std::{
     time::Duration,
 };
 
-const XQZ: &str = env!("CARGO_BIN_EXE_xqz");
+use crate::common::{XQZ, assert_ok, run_ok};
+
 const XQZ_TORCH: &str = env!("CARGO_BIN_EXE_xqz-torch");
 
 /// The shared objects mapped by a running `BIN ucci` process (read from
@@ -121,11 +122,7 @@ fn the_report_of_a_run_is_written_without_libtorch() {
         &events,
         line,
     );
-    assert!(
-        done.status.success(),
-        "{}",
-        String::from_utf8_lossy(&done.stderr)
-    );
+    assert_ok(&done, "xqz report");
     assert!(page.is_file());
     assert!(!libs.is_empty(), "no shared objects seen at all");
     assert!(!maps_torch(&libs), "{libs:?}");
@@ -183,16 +180,11 @@ fn the_backend_binary_maps_libtorch() {
 #[test]
 fn network_commands_are_handed_to_the_backend_with_their_arguments() {
     // `train --help` is parsed by xqz-torch: its own flags show.
-    let out = Command::new(XQZ)
-        .args(["train", "--help"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = run_ok(Command::new(XQZ).args(["train", "--help"]));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("--pgn"), "{text}");
     // So is `help train`.
-    let out = Command::new(XQZ).args(["help", "train"]).output().unwrap();
-    assert!(out.status.success());
+    let out = run_ok(Command::new(XQZ).args(["help", "train"]));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("--pgn"), "{text}");
     // A match with a network player loads it on a backend (xqz's native one on a
@@ -221,23 +213,18 @@ fn without_the_backend_binary_the_error_says_how_to_build_it() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("xqz-torch") && err.contains("--bins"), "{err}");
     // Network-free commands still run.
-    let out = Command::new(&lone)
-        .args(["perft", "--depth", "1"])
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = run_ok(Command::new(&lone).args(["perft", "--depth", "1"]));
     assert!(String::from_utf8_lossy(&out.stdout).contains("Nodes searched: 44"));
 }
 
 #[test]
 fn a_command_reports_its_peak_memory_when_asked() {
     // What `xqz bench startup` reads: the process's own VmHWM, printed as it exits.
-    let out = Command::new(XQZ)
-        .args(["perft", "--depth", "1"])
-        .env(xqzero::PEAK_RSS_ENV, "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success());
+    let out = run_ok(
+        Command::new(XQZ)
+            .args(["perft", "--depth", "1"])
+            .env(xqzero::PEAK_RSS_ENV, "1"),
+    );
     let err = String::from_utf8_lossy(&out.stderr);
     let kib: u64 = err
         .lines()
@@ -272,21 +259,9 @@ fn xqz_torch_from_another_build_refuses_to_run_and_names_both_builds() {
     );
     for same in [Some(xqzero::BUILD_ID), None] {
         let out = run(same);
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ok(&out, "xqz-torch perft");
         assert!(String::from_utf8_lossy(&out.stdout).contains("44"));
     }
     // Through the front end, the ids agree and the command runs.
-    let out = Command::new(XQZ)
-        .args(["bench", "--help"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    run_ok(Command::new(XQZ).args(["bench", "--help"]));
 }

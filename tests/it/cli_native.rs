@@ -10,6 +10,8 @@ use std::time::{Duration, Instant};
 
 use xq_train::{DeviceChoice, NetConfig, TrainConfig, Trainer};
 
+use crate::common::run_ok;
+
 const XQZ_TORCH: &str = env!("CARGO_BIN_EXE_xqz-torch");
 
 /// A run directory with one checkpoint of a randomly initialised 3 × 32 network.
@@ -46,18 +48,13 @@ fn an_exported_player_runs_without_libtorch_the_project_or_the_venv() {
     let run = work.path().join("run");
     run_with_a_checkpoint(&run);
     let exported = work.path().join("player");
-    let out = Command::new(XQZ_TORCH)
-        .args(["export", "--run"])
-        .arg(&run)
-        .arg("--out")
-        .arg(&exported)
-        .args(["--visits", "40"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        Command::new(XQZ_TORCH)
+            .args(["export", "--run"])
+            .arg(&run)
+            .arg("--out")
+            .arg(&exported)
+            .args(["--visits", "40"]),
     );
 
     // Copied elsewhere, the run and the build gone from its reach.

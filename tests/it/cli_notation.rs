@@ -2,6 +2,8 @@
 
 use std::process::{Command, Output};
 
+use crate::common::assert_ok;
+
 fn xqz(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xqz"))
         .arg("notation")
@@ -12,11 +14,7 @@ fn xqz(args: &[&str]) -> Output {
 
 fn stdout_of(args: &[&str]) -> String {
     let out = xqz(args);
-    assert!(
-        out.status.success(),
-        "xqz notation {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out, &format!("xqz notation {args:?}"));
     String::from_utf8(out.stdout).expect("UTF-8 output")
 }
 

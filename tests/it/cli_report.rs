@@ -14,6 +14,8 @@ use std::{
 
 use serde_json::{Value, json};
 
+use crate::common::assert_ok;
+
 const CHROMIUM: &str = "/usr/bin/chromium";
 const START: &str = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1";
 /// A PGN name that must be escaped everywhere it appears.
@@ -29,11 +31,7 @@ fn xqz(args: &[&str]) -> Output {
 
 fn report(run: &Path, extra: &[&str]) -> String {
     let out = xqz(&[&["--run", run.to_str().unwrap()], extra].concat());
-    assert!(
-        out.status.success(),
-        "xqz report failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out, "xqz report");
     let stdout = String::from_utf8(out.stdout).unwrap();
     assert!(stdout.starts_with("wrote "), "{stdout}");
     let path = extra

@@ -7,7 +7,7 @@ use std::{
     time::{Duration, Instant},
 };
 
-use crate::common::{XQZ, files};
+use crate::common::{XQZ, files, run_ok};
 
 /// A run of about 40 seconds of budget: 1×8 network, a few games a generation.
 const TINY: &str = r#"
@@ -56,6 +56,16 @@ final_gauntlet_games = 2
 final_quiescence_choices = [0, 50]
 "#;
 
+/// `xqz run --config CONFIG --run RUN`.
+fn xqz_run(config: &Path, run: &Path) -> Command {
+    let mut cmd = Command::new(XQZ);
+    cmd.args(["run", "--config"])
+        .arg(config)
+        .arg("--run")
+        .arg(run);
+    cmd
+}
+
 fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("xqz-cli-run-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
@@ -101,11 +111,7 @@ fn a_run_killed_at_several_moments_resumes_and_finishes() {
     let mut last_step = 0;
     // Kill during start-up/training, during self-play and later.
     for kill_after in [3, 9, 16] {
-        let mut child = Command::new(XQZ)
-            .args(["run", "--config"])
-            .arg(&config)
-            .arg("--run")
-            .arg(&run)
+        let mut child = xqz_run(&config, &run)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
@@ -141,16 +147,9 @@ fn a_run_killed_at_several_moments_resumes_and_finishes() {
     }
     // The same command again finishes the budget and the final rating.
     let t = Instant::now();
-    let out = Command::new(XQZ)
-        .args(["run", "--config"])
-        .arg(&config)
-        .arg("--run")
-        .arg(&run)
-        .output()
-        .unwrap();
+    let out = run_ok(&mut xqz_run(&config, &run));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(
         t.elapsed() < Duration::from_secs(240),
         "took {:?}",
@@ -250,14 +249,7 @@ fn a_run_killed_at_several_moments_resumes_and_finishes() {
         assert!(found, "no TensorBoard events in {}", dir.display());
     }
     // Running it once more does nothing new: the budget is spent.
-    let again = Command::new(XQZ)
-        .args(["run", "--config"])
-        .arg(&config)
-        .arg("--run")
-        .arg(&run)
-        .output()
-        .unwrap();
-    assert!(again.status.success());
+    run_ok(&mut xqz_run(&config, &run));
     assert_eq!(state(&run)["games"], s["games"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -283,17 +275,10 @@ fn a_run_ends_within_its_budget_even_when_the_final_match_cannot_fit() {
         .unwrap();
         let run = dir.join("run");
         let t = Instant::now();
-        let out = Command::new(XQZ)
-            .args(["run", "--config"])
-            .arg(&config)
-            .arg("--run")
-            .arg(&run)
-            .output()
-            .unwrap();
+        let out = run_ok(&mut xqz_run(&config, &run));
         let wall = t.elapsed().as_secs_f64();
         let stdout = String::from_utf8_lossy(&out.stdout);
         let stderr = String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "{stdout}\n{stderr}");
         // The budget is counted from the loop's start; process start-up (libtorch
         // included) and the last move of each cut game are the tolerance.
         let spent = state(&run)["elapsed_seconds"].as_f64().unwrap();
@@ -330,16 +315,9 @@ fn concurrent_mode_trains_gates_and_finishes() {
     )
     .unwrap();
     let run = dir.join("run");
-    let out = Command::new(XQZ)
-        .args(["run", "--config"])
-        .arg(&config)
-        .arg("--run")
-        .arg(&run)
-        .output()
-        .unwrap();
+    let out = run_ok(&mut xqz_run(&config, &run));
     let stdout = String::from_utf8_lossy(&out.stdout);
     let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stdout}\n{stderr}");
     assert!(stdout.contains("finished"), "{stdout}");
     assert_chunks_whole(&run);
     let s = state(&run);

@@ -6,7 +6,7 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::common::{self, XQZ};
+use crate::common::{self, XQZ, assert_ok, run_ok};
 
 /// A config small enough for a test: few visits, short games.
 fn tiny() -> String {
@@ -31,17 +31,15 @@ fn a_tiny_run_writes_chunks_and_pgn_records_that_read_back() {
     let run = dir.path().join("run");
     let config = dir.path().join("selfplay.toml");
     std::fs::write(&config, tiny()).unwrap();
-    let out = Command::new(XQZ)
-        .args([
-            "selfplay", "--quiet", "--games", "6", "--seed", "3", "--run",
-        ])
-        .arg(&run)
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(out.status.success(), "{stderr}");
+    let out = run_ok(
+        Command::new(XQZ)
+            .args([
+                "selfplay", "--quiet", "--games", "6", "--seed", "3", "--run",
+            ])
+            .arg(&run)
+            .arg("--config")
+            .arg(&config),
+    );
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("games 6"), "{stdout}");
 
@@ -170,19 +168,14 @@ fn the_accepted_network_plays_when_the_run_has_one() {
     .unwrap();
     let config = dir.path().join("selfplay.toml");
     std::fs::write(&config, tiny().replace("max_plies = 30", "max_plies = 6")).unwrap();
-    let out = Command::new(XQZ)
-        .args([
-            "selfplay", "--quiet", "--games", "2", "--seed", "1", "--run",
-        ])
-        .arg(&run)
-        .arg("--config")
-        .arg(&config)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        Command::new(XQZ)
+            .args([
+                "selfplay", "--quiet", "--games", "2", "--seed", "1", "--run",
+            ])
+            .arg(&run)
+            .arg("--config")
+            .arg(&config),
     );
     let pgns = files_with(&run.join("games"), ".pgn");
     assert_eq!(pgns.len(), 2);
@@ -236,12 +229,7 @@ fn several_workers_share_one_run_directory() {
         })
         .collect();
     for c in children {
-        let out = c.wait_with_output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        assert_ok(&c.wait_with_output().unwrap(), "xqz selfplay");
     }
     let workers = files_with(&run.join("workers"), ".toml");
     assert_eq!(workers.len(), 3, "worker ids collided");

@@ -5,6 +5,8 @@ use std::process::{Command, Output};
 
 use serde_json::Value;
 
+use crate::common::assert_ok;
+
 fn xqz(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_xqz"))
         .arg("status")
@@ -16,11 +18,7 @@ fn xqz(args: &[&str]) -> Output {
 /// Runs `xqz status` and parses its single line of JSON.
 fn status(args: &[&str]) -> Value {
     let out = xqz(args);
-    assert!(
-        out.status.success(),
-        "xqz status {args:?} failed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out, &format!("xqz status {args:?}"));
     let text = String::from_utf8(out.stdout).expect("UTF-8 output");
     assert_eq!(text.lines().count(), 1, "one line of JSON: {text:?}");
     serde_json::from_str(&text).expect("valid JSON")

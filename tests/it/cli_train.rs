@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use xq_data::{Chunk, ChunkMeta, ChunkWriter, read_pgn, supervised::add_game};
 
-use crate::common::{self, XQZ};
+use crate::common::{self, XQZ, run_ok};
 const GAMES: &str = concat!(
     env!("CARGO_MANIFEST_DIR"),
     "/tests/data/hu_ronghua_1391_iccs.pgn"
@@ -57,20 +57,14 @@ fn setup(extra: &str) -> (tempfile::TempDir, PathBuf, PathBuf) {
 }
 
 fn train(run: &Path, config: &Path, extra: &[&str]) -> Output {
-    let out = Command::new(XQZ)
-        .args(["train", "--quiet", "--run"])
-        .arg(run)
-        .arg("--config")
-        .arg(config)
-        .args(extra)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    out
+    run_ok(
+        Command::new(XQZ)
+            .args(["train", "--quiet", "--run"])
+            .arg(run)
+            .arg("--config")
+            .arg(config)
+            .args(extra),
+    )
 }
 
 /// The step in the `step N (...)` summary line.
@@ -430,26 +424,21 @@ fn a_new_run_pretrains_on_its_pgn_records_then_trains_paced_on_self_play_data() 
 /// Runs `xqz bench train` at the smallest size with `extra` arguments (the evaluator's
 /// batch sizes last); returns its stdout after checking that it succeeded.
 fn bench_train(extra: &[&str], eval_batches: &str) -> String {
-    let out = Command::new(XQZ)
-        .args(["bench", "train"])
-        .args(extra)
-        .args([
-            "--batch",
-            "8",
-            "--steps",
-            "1",
-            "--rounds",
-            "1",
-            "--threads",
-            "1",
-        ])
-        .args(["--eval-batches", eval_batches, "--eval-seconds", "0.05"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        Command::new(XQZ)
+            .args(["bench", "train"])
+            .args(extra)
+            .args([
+                "--batch",
+                "8",
+                "--steps",
+                "1",
+                "--rounds",
+                "1",
+                "--threads",
+                "1",
+            ])
+            .args(["--eval-batches", eval_batches, "--eval-seconds", "0.05"]),
     );
     String::from_utf8_lossy(&out.stdout).into_owned()
 }

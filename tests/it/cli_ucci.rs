@@ -3,7 +3,7 @@
 //! network) whose launcher is started as a GUI would and plays Debian's Fairy-Stockfish
 //! through the match runner without a protocol error.
 
-use crate::trainer_fixtures;
+use crate::{common::run_ok, trainer_fixtures};
 
 use std::{
     io::{BufRead, BufReader, Write},
@@ -164,18 +164,13 @@ fn exported_player_plays_fairy_stockfish_without_protocol_errors() {
     let run = root.join("run");
     tiny_run(&run);
     let player = root.join("player");
-    let out = xqz()
-        .args(["export", "--run"])
-        .arg(&run)
-        .arg("--out")
-        .arg(&player)
-        .args(["--visits", "24", "--batch", "8", "--threads", "1"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = run_ok(
+        xqz()
+            .args(["export", "--run"])
+            .arg(&run)
+            .arg("--out")
+            .arg(&player)
+            .args(["--visits", "24", "--batch", "8", "--threads", "1"]),
     );
     assert!(String::from_utf8_lossy(&out.stdout).starts_with("exported xqzero-run-0"));
 

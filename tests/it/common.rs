@@ -2,8 +2,37 @@
 //! tests build on, so each exists once.
 #![allow(dead_code)]
 
+use std::process::{Command, Output};
+
 /// The front end, as a user runs it.
 pub const XQZ: &str = env!("CARGO_BIN_EXE_xqz");
+
+/// Runs `cmd` to its end and asserts that it succeeded; returns its output. A failure
+/// names the command and its exit status and shows its stdout and stderr, so that no
+/// test has to say what to print (the one "run, check, show why" of these tests, as
+/// ripgrep's `TestCommand`).
+#[track_caller]
+pub fn run_ok(cmd: &mut Command) -> Output {
+    let out = match cmd.output() {
+        Ok(out) => out,
+        Err(e) => panic!("cannot run {cmd:?}: {e}"),
+    };
+    assert_ok(&out, &format!("{cmd:?}"));
+    out
+}
+
+/// Asserts that the process `what` whose `out` this is succeeded, as [`run_ok`] does:
+/// for a process spawned and waited on by hand.
+#[track_caller]
+pub fn assert_ok(out: &Output, what: &str) {
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n--- stdout\n{}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
 
 /// `[selfplay]` small enough for a test: few visits, short games, one game a file.
 /// `full_probability` is the share of full searches (those become training records).

@@ -6,6 +6,8 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
+use crate::common::assert_ok;
+
 fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
@@ -22,12 +24,7 @@ fn validate(manifest: &Path) -> Output {
 #[test]
 fn the_kubernetes_manifest_validates_against_the_schema() {
     let out = validate(&repo().join("scripts/k8s/run.yaml"));
-    assert!(
-        out.status.success(),
-        "{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert_ok(&out, "kubernetes-validate");
 }
 
 #[test]

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::common::{self, XQZ};
+use crate::common::{self, XQZ, run_ok};
 
 /// Small and fast: short games, every position a training record, one game a file.
 fn tiny_config() -> String {
@@ -216,16 +216,11 @@ fn training_on_a_full_disk_stops_with_an_error_and_resumes_from_its_last_checkpo
     // Self-play data on the real disk, then training with room for only a few
     // checkpoints (about 90 KiB each with the tiny network, plus candidates and logs).
     let seed = dir.path().join("seed");
-    let out = Command::new(XQZ)
-        .args(["selfplay", "--quiet", "--games", "24", "--seed", "1"])
-        .args(["--config", config, "--run"])
-        .arg(&seed)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        Command::new(XQZ)
+            .args(["selfplay", "--quiet", "--games", "24", "--seed", "1"])
+            .args(["--config", config, "--run"])
+            .arg(&seed),
     );
     let before = files(&seed.join("data"));
     let o = in_tiny_fs(
@@ -250,19 +245,15 @@ fn training_on_a_full_disk_stops_with_an_error_and_resumes_from_its_last_checkpo
             "{name}: files of an unfinished checkpoint newer than step {step} were left"
         );
     }
-    let out = Command::new(XQZ)
-        .args([
-            "train", "--quiet", "--steps", "2", "--config", config, "--run",
-        ])
-        .arg(&o.run)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "cannot resume after the disk filled: {}",
-        String::from_utf8_lossy(&out.stderr)
+    // It resumes after the disk filled.
+    let out = run_ok(
+        Command::new(XQZ)
+            .args([
+                "train", "--quiet", "--steps", "2", "--config", config, "--run",
+            ])
+            .arg(&o.run),
     );
+    let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
         stdout.contains(&format!("step {} (2 this run)", step + 2)),
         "did not resume from step {step}: {stdout}"

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use crate::common::{TINY_GATE_AND_RATING, XQZ, files, tiny_selfplay, tiny_train};
+use crate::common::{TINY_GATE_AND_RATING, XQZ, files, run_ok, tiny_selfplay, tiny_train};
 
 const WORKERS: usize = 2;
 
@@ -42,14 +42,7 @@ fn repo() -> PathBuf {
 }
 
 fn run_cmd(cmd: &mut Command) -> String {
-    let out = cmd.output().unwrap_or_else(|e| panic!("{cmd:?}: {e}"));
-    assert!(
-        out.status.success(),
-        "{cmd:?}: {}\n{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    String::from_utf8_lossy(&run_ok(cmd).stdout).into_owned()
 }
 
 /// Submits a job file with `sbatch`, returning the job id.

@@ -13,7 +13,7 @@
 //! Skipped, saying so, where XBoard, uci2wb or Xvfb is not installed (`scripts/setup`
 //! installs them).
 
-use crate::trainer_fixtures;
+use crate::{common::run_ok, trainer_fixtures};
 
 use std::{
     os::unix::process::CommandExt,
@@ -62,18 +62,13 @@ fn exported_player(root: &Path) -> PathBuf {
     let mut t = Trainer::new(&run, cfg).unwrap();
     t.save_checkpoint().unwrap();
     let player = root.join("player");
-    let out = Command::new(env!("CARGO_BIN_EXE_xqz"))
-        .args(["export", "--run"])
-        .arg(&run)
-        .arg("--out")
-        .arg(&player)
-        .args(["--batch", "8", "--threads", "1"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "xqz export: {}",
-        String::from_utf8_lossy(&out.stderr)
+    run_ok(
+        Command::new(env!("CARGO_BIN_EXE_xqz"))
+            .args(["export", "--run"])
+            .arg(&run)
+            .arg("--out")
+            .arg(&player)
+            .args(["--batch", "8", "--threads", "1"]),
     );
     player
 }
