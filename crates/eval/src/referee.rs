@@ -286,32 +286,18 @@ pub fn play_game_until(
     };
     // Both sides are asked even when the first fails: if neither can start,
     // both forfeit (21.3), not whichever happened to be asked first.
-    match (red.new_game(seed), black.new_game(seed)) {
-        (Ok(()), Ok(())) => {}
-        (Err(r), Err(b)) => {
-            finish(
-                &mut played,
-                None,
-                Termination::DoubleForfeit(format!("red: {r}; black: {b}")),
-            );
-            return Some(played);
-        }
-        (Err(e), Ok(())) => {
-            finish(
-                &mut played,
-                Some(Color::Black),
-                Termination::Forfeit(e.to_string()),
-            );
-            return Some(played);
-        }
-        (Ok(()), Err(e)) => {
-            finish(
-                &mut played,
-                Some(Color::Red),
-                Termination::Forfeit(e.to_string()),
-            );
-            return Some(played);
-        }
+    let forfeit = match (red.new_game(seed), black.new_game(seed)) {
+        (Ok(()), Ok(())) => None,
+        (Err(r), Err(b)) => Some((
+            None,
+            Termination::DoubleForfeit(format!("red: {r}; black: {b}")),
+        )),
+        (Err(e), Ok(())) => Some((Some(Color::Black), Termination::Forfeit(e.to_string()))),
+        (Ok(()), Err(e)) => Some((Some(Color::Red), Termination::Forfeit(e.to_string()))),
+    };
+    if let Some((winner, termination)) = forfeit {
+        finish(&mut played, winner, termination);
+        return Some(played);
     }
     let mut clock = Clock::new(settings.time_control);
     // Draw offers (23.1): the offer standing from the previous ply, and who made the
@@ -356,15 +342,13 @@ pub fn play_game_until(
         let reply = match reply {
             Ok(r) => r,
             Err(e) => {
-                played.fouls.push(Foul {
-                    side,
-                    ply: game.ply(),
-                    kind: FoulKind::ProtocolViolation,
-                });
-                finish(
+                let t = Termination::Forfeit(e.to_string());
+                lose_by_foul(
                     &mut played,
-                    Some(side.other()),
-                    Termination::Forfeit(e.to_string()),
+                    side,
+                    game.ply(),
+                    FoulKind::ProtocolViolation,
+                    t,
                 );
                 return Some(played);
             }
@@ -396,16 +380,8 @@ pub fn play_game_until(
             Decision::Move(m) => m,
         };
         if !game.position().is_legal(m) {
-            played.fouls.push(Foul {
-                side,
-                ply: game.ply(),
-                kind: FoulKind::IllegalMove,
-            });
-            finish(
-                &mut played,
-                Some(side.other()),
-                Termination::IllegalMove(m.to_string()),
-            );
+            let t = Termination::IllegalMove(m.to_string());
+            lose_by_foul(&mut played, side, game.ply(), FoulKind::IllegalMove, t);
             return Some(played);
         }
         let ply = game.ply();
@@ -442,6 +418,20 @@ pub fn play_game_until(
             standing_offer = None;
         }
     }
+}
+
+/// Ends `played` lost by `side` for a foul of `kind` at `ply` (a crashed engine, an
+/// illegal move), which the record keeps among its fouls, as `termination` says.
+fn lose_by_foul(
+    played: &mut PlayedGame,
+    side: Color,
+    ply: usize,
+    kind: FoulKind,
+    termination: Termination,
+) {
+    played.fouls.push(Foul { side, ply, kind });
+    played.winner = Some(side.other());
+    played.termination = termination;
 }
 
 /// The game as PGN in the format of [`xq_data::pgn::PgnRecord`] (`[Variant "xiangqi"]`,
