@@ -583,8 +583,10 @@ pub fn today() -> String {
     format!("{y:04}.{m:02}.{d:02}")
 }
 
-/// Howard Hinnant's days-since-epoch to proleptic Gregorian date.
-fn civil_from_days(z: i64) -> (i64, u32, u32) {
+/// Howard Hinnant's days-since-epoch to proleptic Gregorian date: `(year, month, day)`
+/// of day `z` counted from 1970-01-01 (UTC). The workspace's one calendar: the PGN
+/// `Date` tag here, the report's UTC times in `xqz report`.
+pub fn civil_from_days(z: i64) -> (i64, u32, u32) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z.rem_euclid(146_097);
