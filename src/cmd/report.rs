@@ -122,18 +122,8 @@ fn script_json(v: &impl Serialize) -> Result<String> {
 /// `YYYY-MM-DD HH:MM:SS UTC` of Unix seconds.
 fn utc(secs: u64) -> String {
     #[allow(clippy::cast_possible_wrap)]
-    let days = (secs / 86_400) as i64;
+    let (y, m, d) = xq_data::pgn::civil_from_days((secs / 86_400) as i64);
     let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
     format!(
         "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC",
         rem / 3600,
