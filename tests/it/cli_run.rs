@@ -338,13 +338,7 @@ fn an_unusable_run_directory_is_a_one_line_error() {
     // A regular file where the run directory should be.
     let blocker = dir.join("run");
     std::fs::write(&blocker, "not a directory").unwrap();
-    let out = Command::new(XQZ)
-        .args(["run", "--config"])
-        .arg(&config)
-        .arg("--run")
-        .arg(&blocker)
-        .output()
-        .unwrap();
+    let out = xqz_run(&config, &blocker).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert_eq!(stderr.trim().lines().count(), 1, "{stderr}");
@@ -365,13 +359,7 @@ fn a_bad_config_key_is_named() {
         TINY.replace("games_per_generation", "games_per_generaton"),
     )
     .unwrap();
-    let out = Command::new(XQZ)
-        .args(["run", "--config"])
-        .arg(&config)
-        .arg("--run")
-        .arg(dir.join("run"))
-        .output()
-        .unwrap();
+    let out = xqz_run(&config, &dir.join("run")).output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(stderr.contains("games_per_generaton"), "{stderr}");
