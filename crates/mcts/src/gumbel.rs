@@ -14,7 +14,7 @@
 //! With batching (several leaves in flight) an in-flight visit counts as a visit for
 //! the halving schedule, so a batch spreads over the moves of the current round.
 
-use crate::{GumbelParams, tree::Stat};
+use crate::{GumbelParams, ties::Ties, tree::Stat};
 
 /// The Gumbel state of one search at the root.
 #[derive(Debug, Clone)]
@@ -34,6 +34,8 @@ pub(crate) struct GumbelRoot {
     pub started: usize,
     /// Scratch for σ(q̂), reused between simulations.
     sigma: Vec<f32>,
+    /// The search's tie-break order over root-child offsets.
+    ties: Ties,
 }
 
 /// mctx `get_sequence_of_considered_visits`: for each simulation, the visit count
@@ -67,12 +69,16 @@ impl GumbelRoot {
         g: Vec<f32>,
         params: &GumbelParams,
         sims: usize,
+        ties: Ties,
     ) -> GumbelRoot {
         let logits: Vec<f32> = priors.iter().map(|&p| p.max(1e-30).ln()).collect();
         let mut order: Vec<usize> = (0..priors.len()).collect();
-        // Stable sort: ties (g = 0, equal priors) keep move order, so the search is
-        // deterministic.
-        order.sort_by(|&a, &b| (g[b] + logits[b]).total_cmp(&(g[a] + logits[a])));
+        // Ties (g = 0, equal priors) in the search's tie order, not move order.
+        order.sort_by(|&a, &b| {
+            (g[b] + logits[b])
+                .total_cmp(&(g[a] + logits[a]))
+                .then(ties.key(b).cmp(&ties.key(a)))
+        });
         let m = params.considered_actions.min(priors.len());
         order.truncate(m);
         GumbelRoot {
@@ -83,6 +89,7 @@ impl GumbelRoot {
             sigma: vec![0.0; priors.len()],
             g,
             logits,
+            ties,
         }
     }
 
@@ -102,14 +109,14 @@ impl GumbelRoot {
                     .iter()
                     .copied()
                     .filter(|&a| self.visits[a] == w)
-                    .max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a)))
+                    .max_by(|&a, &b| score(a).total_cmp(&score(b)).then(self.tie(a, b)))
             })
             .or_else(|| {
                 // Off schedule (budget raised mid-search): the least-visited survivor.
                 self.considered
                     .iter()
                     .copied()
-                    .min_by_key(|&a| (self.visits[a], a))
+                    .min_by_key(|&a| (self.visits[a], std::cmp::Reverse(self.ties.key(a))))
             })
             .expect("at least one considered move");
         self.visits[pick] += 1;
@@ -144,8 +151,13 @@ impl GumbelRoot {
             .iter()
             .copied()
             .filter(|&a| self.visits[a] == most)
-            .max_by(|&a, &b| score(a).total_cmp(&score(b)).then(b.cmp(&a)))
+            .max_by(|&a, &b| score(a).total_cmp(&score(b)).then(self.tie(a, b)))
             .expect("at least one considered move")
+    }
+
+    /// How root children `a` and `b` compare when their scores are equal.
+    fn tie(&self, a: usize, b: usize) -> std::cmp::Ordering {
+        self.ties.key(a).cmp(&self.ties.key(b))
     }
 
     /// The improved policy softmax(logits + σ(completed Q)) over all root children.
@@ -205,13 +217,16 @@ pub(crate) fn sigma(children: &[Stat], root_value: f32, params: &GumbelParams, o
 /// The paper's deterministic non-root selection (mctx
 /// `gumbel_muzero_interior_action_selection`): argmax over children of
 /// π'(a) − N(a) / (1 + Σ_b N(b)), with π' = softmax(logits + σ(completed Q)) and
-/// in-flight visits counted in N. `value` is the node's network value; `scratch` is
-/// reused between calls. Returns the child offset.
+/// in-flight visits counted in N, ties broken by `ties` (the children are the tree's
+/// slots from `first`). `value` is the node's network value; `scratch` is reused between
+/// calls. Returns the child offset.
 pub(crate) fn interior_select(
     children: &[Stat],
     value: f32,
     params: &GumbelParams,
     scratch: &mut Vec<f32>,
+    ties: Ties,
+    first: usize,
 ) -> usize {
     scratch.clear();
     scratch.resize(children.len(), 0.0);
@@ -232,7 +247,7 @@ pub(crate) fn interior_select(
     let mut best_score = f32::NEG_INFINITY;
     for (i, (s, c)) in scratch.iter().zip(children).enumerate() {
         let score = s / sum - (c.n + c.vl) as f32 * scale;
-        if score > best_score {
+        if ties.beats(score, first + i, best_score, first + best) {
             best_score = score;
             best = i;
         }
@@ -281,14 +296,23 @@ mod tests {
         let mut scratch = Vec::new();
         // Nothing visited: the highest prior.
         let kids = [stat(0.2, 0, 0.0), stat(0.5, 0, 0.0), stat(0.3, 0, 0.0)];
-        assert_eq!(interior_select(&kids, 0.0, &p, &mut scratch), 1);
+        assert_eq!(
+            interior_select(&kids, 0.0, &p, &mut scratch, Ties::new(0), 0),
+            1
+        );
         // A winning child beats a losing one and an unvisited one.
         let kids = [stat(0.3, 0, 0.0), stat(0.4, 3, -1.0), stat(0.3, 3, 1.0)];
-        assert_eq!(interior_select(&kids, 0.0, &p, &mut scratch), 2);
+        assert_eq!(
+            interior_select(&kids, 0.0, &p, &mut scratch, Ties::new(0), 0),
+            2
+        );
         // Equal Q and prior: the less visited child (visits, in flight included).
         let mut kids = [stat(0.5, 4, 0.2), stat(0.5, 4, 0.2)];
         kids[0].vl = 2;
-        assert_eq!(interior_select(&kids, 0.0, &p, &mut scratch), 1);
+        assert_eq!(
+            interior_select(&kids, 0.0, &p, &mut scratch, Ties::new(0), 0),
+            1
+        );
     }
 
     #[test]

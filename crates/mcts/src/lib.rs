@@ -69,6 +69,7 @@ mod params;
 mod result;
 mod rules;
 mod search;
+mod ties;
 mod tree;
 
 pub use params::{

@@ -11,6 +11,7 @@ use crate::{
     InteriorSelection, ParamsError, Playouts, RootAlgorithm, SearchParams, SearchResult,
     gumbel::{self, GumbelRoot},
     noise, rules,
+    ties::Ties,
     tree::{Ending, Link, Stat, State, Tree},
 };
 
@@ -122,6 +123,8 @@ pub struct Search {
     target: u32,
     full: bool,
     stats: Stats,
+    /// The order in which equal children are taken (see [`crate::ties`]).
+    ties: Ties,
 }
 
 impl Search {
@@ -155,6 +158,7 @@ impl Search {
         tree.reset();
         Search {
             rng: ChaCha8Rng::seed_from_u64(seed),
+            ties: Ties::new(seed),
             tree,
             spare: Tree::default(),
             root_ply: line.ply(),
@@ -437,8 +441,10 @@ impl Search {
         root.n + root.vl >= self.target || self.early_stop_reached()
     }
 
-    /// Whether the most-visited root move can no longer be overtaken with the visits
-    /// left (in-flight visits count as spent).
+    /// Whether the move to play is settled: a root move is a proven win (the move played
+    /// is then a proven win, whatever more visits would do), or the most-visited root
+    /// move can no longer be overtaken with the visits left (in-flight visits count as
+    /// spent).
     fn early_stop_reached(&self) -> bool {
         if !self.params.early_stop || self.params.algorithm == RootAlgorithm::Gumbel {
             return false;
@@ -448,6 +454,10 @@ impl Search {
             return false;
         }
         if root.num_children == 1 {
+            return true;
+        }
+        let links = &self.tree.link[root.children()];
+        if links.iter().any(|l| l.state.is_exact() && l.value == -1.0) {
             return true;
         }
         let r = &self.tree.stat[0];
@@ -492,10 +502,12 @@ impl Search {
                             let range = node.children();
                             range.start
                                 + gumbel::interior_select(
-                                    &self.tree.stat[range],
+                                    &self.tree.stat[range.clone()],
                                     node.value,
                                     &self.params.gumbel,
                                     &mut self.scratch,
+                                    self.ties,
+                                    range.start,
                                 )
                         }
                         _ => self.select_puct(idx),
@@ -613,12 +625,17 @@ impl Search {
             0.0
         };
 
+        // A child short of its forced playouts goes before any other; among equals, the
+        // PUCT score, then the search's tie order.
         let mut best = 0;
+        let mut best_forced = false;
         let mut best_score = f32::NEG_INFINITY;
         for (i, c) in children.iter().enumerate() {
             let nv = c.n + c.vl;
-            if forced_k > 0.0 && c.prior > 0.0 && (nv as f32) < (forced_k * c.prior).sqrt() {
-                return first + i;
+            let forced =
+                forced_k > 0.0 && c.prior > 0.0 && (nv as f32) < (forced_k * c.prior).sqrt();
+            if best_forced && !forced {
+                continue;
             }
             let q = if nv == 0 {
                 fpu
@@ -626,7 +643,10 @@ impl Search {
                 (c.q_sum - c.vl as f32) / nv as f32
             };
             let score = q + explore * c.prior / (1 + nv) as f32;
-            if score > best_score {
+            if (forced && !best_forced)
+                || self.ties.beats(score, first + i, best_score, first + best)
+            {
+                best_forced = forced;
                 best_score = score;
                 best = i;
             }
@@ -728,7 +748,13 @@ impl Search {
             };
             let r = self.tree.stat[0];
             let sims = self.target.saturating_sub(r.n + r.vl) as usize;
-            self.gumbel = Some(GumbelRoot::new(&priors, g, &self.params.gumbel, sims));
+            self.gumbel = Some(GumbelRoot::new(
+                &priors,
+                g,
+                &self.params.gumbel,
+                sims,
+                self.ties,
+            ));
         }
     }
 
@@ -770,8 +796,10 @@ impl Search {
                 false,
             ),
             _ => {
-                let links = &self.tree.link[root_link.children()];
-                let best = winning_child(children, links).or_else(|| most_visited(children));
+                let range = root_link.children();
+                let links = &self.tree.link[range.clone()];
+                let best = winning_child(children, links, self.ties, range.start)
+                    .or_else(|| most_visited(children, self.ties, range.start));
                 let prune = self.forced_playouts_on() && self.params.prune_policy_target;
                 let target_visits = match best {
                     Some(b) if prune => self.pruned_visits(children, b),
@@ -789,7 +817,9 @@ impl Search {
                 let range = node.children();
                 let kids = &self.tree.stat[range.clone()];
                 let links = &self.tree.link[range.clone()];
-                match winning_child(kids, links).or_else(|| most_visited(kids)) {
+                match winning_child(kids, links, self.ties, range.start)
+                    .or_else(|| most_visited(kids, self.ties, range.start))
+                {
                     Some(i) if kids[i].n > 0 => {
                         node = self.tree.link[range.start + i];
                         pv.push(node.mv);
@@ -864,23 +894,24 @@ fn draw_of(v: f32) -> f32 {
     if v == 0.0 { 1.0 } else { 0.0 }
 }
 
-/// The child with the most visits; ties go to the higher Q, then the higher prior.
-fn most_visited(children: &[Stat]) -> Option<usize> {
+/// The child with the most visits; ties go to the higher Q, then the higher prior, then
+/// by `ties` (the children are the tree's slots from `first`).
+fn most_visited(children: &[Stat], ties: Ties, first: usize) -> Option<usize> {
     (0..children.len()).max_by(|&a, &b| {
         let (x, y) = (&children[a], &children[b]);
         x.n.cmp(&y.n)
             .then(x.q().unwrap_or(-2.0).total_cmp(&y.q().unwrap_or(-2.0)))
             .then(x.prior.total_cmp(&y.prior))
-            .then(b.cmp(&a))
+            .then(ties.key(first + a).cmp(&ties.key(first + b)))
     })
 }
 
 /// The most-visited child whose move wins by force (its node is lost for the side to
 /// move there, by the rules or by proof), if any.
-fn winning_child(stats: &[Stat], links: &[Link]) -> Option<usize> {
+fn winning_child(stats: &[Stat], links: &[Link], ties: Ties, first: usize) -> Option<usize> {
     (0..stats.len())
         .filter(|&i| links[i].state.is_exact() && links[i].value == -1.0)
-        .max_by_key(|&i| (stats[i].n, std::cmp::Reverse(i)))
+        .max_by_key(|&i| (stats[i].n, ties.key(first + i)))
 }
 
 /// `w` normalised to sum 1, or `fallback` when `w` is all zero.

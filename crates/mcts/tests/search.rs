@@ -3,8 +3,10 @@
 
 mod common;
 
+use std::collections::HashMap;
+
 use common::{FailingEvaluator, MaterialEvaluator, game, mates, mates_in_one, mates_in_two, mv};
-use xq_core::{Bitboard, Color, Game, Position, Reason, Square};
+use xq_core::{Bitboard, Color, Game, Move, Position, Reason, Square};
 use xq_mcts::{Ending, Playouts, Search, SearchError, SearchParams, TemperatureSchedule};
 use xq_nn::{Evaluation, Evaluator, RandomEvaluator, UniformEvaluator};
 
@@ -439,11 +441,17 @@ fn advancing_with_an_illegal_move_is_an_error_and_changes_nothing() {
 
 #[test]
 fn early_stop_ends_the_search_once_the_best_move_is_settled() {
+    // A proven win settles it: several moves mate here, and the first one proven is
+    // played without spending the rest of the budget.
     let fen = MATE_IN_ONE[1];
     let mut s = search_fen(fen, SearchParams::for_play(), 0);
     let r = s.run(&mut UniformEvaluator, 20_000).unwrap();
     assert!(r.early_stopped);
-    assert!(r.root_visits < 20_000);
+    assert!(r.root_visits < 1_000, "{} visits", r.root_visits);
+    assert_eq!(r.q_of(r.best_move.unwrap()), Some(1.0));
+    // So does a lead the visits left cannot overturn.
+    let mut s = Search::from_position(SearchParams::for_play(), Position::startpos(), 0).unwrap();
+    let r = s.run(&mut RandomEvaluator::new(3), 20_000).unwrap();
     let best = r.best_move.unwrap();
     let second = r
         .moves
@@ -452,6 +460,7 @@ fn early_stop_ends_the_search_once_the_best_move_is_settled() {
         .map(|&m| r.visits_of(m))
         .max()
         .unwrap();
+    assert!(r.early_stopped);
     assert!(r.visits_of(best) > second + (20_000 - r.root_visits));
     let mut full = search_fen(fen, play_params(), 0);
     assert_eq!(
@@ -742,5 +751,50 @@ fn dirichlet_alpha_scales_with_the_number_of_moves() {
     assert!(
         max_prior(2000.0) < 0.04,
         "alpha 2000/44 should be near uniform (1/44)"
+    );
+}
+
+/// Root visits of `searches` PUCT searches of `visits` each with equal priors (the
+/// uniform evaluator), per move in the mover's view (Black's moves rotated to Red's).
+fn equal_prior_visits(fen: &str, searches: u64, visits: u32) -> HashMap<Move, u32> {
+    let mut total = HashMap::new();
+    for seed in 0..searches {
+        let params = SearchParams {
+            early_stop: false,
+            dirichlet_epsilon: 0.0,
+            ..SearchParams::default()
+        };
+        let mut s = search_fen(fen, params, seed);
+        let black = s.position().turn() == Color::Black;
+        let r = s.run(&mut UniformEvaluator, visits).unwrap();
+        for (&m, &n) in r.moves.iter().zip(&r.visits) {
+            *total.entry(if black { m.flip() } else { m }).or_insert(0) += n;
+        }
+    }
+    total
+}
+
+#[test]
+fn equal_priors_give_colour_symmetric_searches_from_the_start_position() {
+    // Moves are generated in square order, and Red's first ones are back-rank shuffles
+    // while Black's are soldier pushes and a cannon taking a horse: ties broken by move
+    // order made equal-prior searches play each colour a different game (issue #45).
+    let red = equal_prior_visits(xq_core::START_FEN, 100, 8);
+    let black_fen = "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR b - - 0 1";
+    let black = equal_prior_visits(black_fen, 100, 8);
+    let moves = red.len() as u32;
+    assert_eq!(black.len() as u32, moves, "the positions mirror each other");
+    let total: u32 = red.values().sum();
+    for (colour, visits) in [("red", &red), ("black", &black)] {
+        let (m, most) = visits.iter().max_by_key(|(_, n)| **n).unwrap();
+        assert!(
+            most * moves < 3 * total,
+            "{colour}: {m} got {most} of {total} visits over {moves} moves"
+        );
+    }
+    let apart: u32 = red.iter().map(|(m, n)| n.abs_diff(black[m])).sum();
+    assert!(
+        f64::from(apart) / 2.0 < 0.25 * f64::from(total),
+        "the colours' visit distributions differ by {apart} of {total}"
     );
 }
