@@ -349,6 +349,23 @@ impl RunConfig {
                 "[run] games_per_generation must be at least 1",
             ));
         }
+        // A fixed threshold resigns games the side could still save, and each such game
+        // trains the value head on the wrong result: issue #45's zero run resigned hard at
+        // -0.9, 537 of its 566 would-be resignations in played-out games were wrong, and
+        // every generation relabelled its games as Black wins.
+        if selfplay.resign_enabled()
+            && !selfplay.resign_soft
+            && selfplay.resign_target_false_positives == 0.0
+        {
+            return Err(ConfigError::invalid(format!(
+                "[selfplay] resign_soft = false resigns hard at a fixed resign_threshold ({}), \
+                 which labels every wrongly resigned game with the wrong result: set \
+                 resign_soft = true, calibrate the threshold with \
+                 resign_target_false_positives, or turn resignation off with \
+                 resign_threshold = -1",
+                selfplay.resign_threshold
+            )));
+        }
         if selfplay.book_plies > 0 && train.data.pretrain.is_none() {
             return Err(ConfigError::invalid(
                 "[selfplay] book_plies takes its openings from the games of \
@@ -386,6 +403,30 @@ impl RunConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn hard_resignation_without_calibration_is_refused_naming_the_ways_out() {
+        let err =
+            RunConfig::parse("[selfplay]\nresign_soft = false\nresign_disabled_fraction = 0.2\n")
+                .unwrap_err()
+                .to_string();
+        for key in [
+            "resign_soft",
+            "resign_target_false_positives",
+            "resign_threshold = -1",
+        ] {
+            assert!(err.contains(key), "{err}");
+        }
+        for ok in [
+            "",
+            "[selfplay]\nresign_threshold = -1\nresign_soft = false\n",
+            "[selfplay]\nresign_soft = false\nresign_disabled_fraction = 0.1\n\
+             resign_target_false_positives = 0.05\n",
+        ] {
+            assert!(RunConfig::parse(ok).is_ok(), "{ok:?}");
+        }
+        assert!(RunConfig::parse("").unwrap().selfplay.resign_soft);
+    }
 
     #[test]
     fn a_value_trained_for_the_blend_needs_self_play_to_search_in_it() {

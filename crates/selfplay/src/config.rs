@@ -90,7 +90,10 @@ pub struct SelfplayConfig {
     /// target is its real result: a false positive costs search time, not a wrong
     /// label. Every game is played out, so every game measures the would-be
     /// resignations (and calibrates, with `resign_target_false_positives`);
-    /// `resign_disabled_fraction` must be 0.
+    /// `resign_disabled_fraction` must be 0. On by default: a run's config that resigns
+    /// hard (`false`) must calibrate its threshold (`resign_target_false_positives`),
+    /// since a fixed threshold labels wrongly resigned games with the wrong result
+    /// (`xq_pipeline::config` refuses it).
     pub resign_soft: bool,
     /// With `resign_soft`: the factor on `full_probability` while a side would resign
     /// (KataGo weights such positions 0.1). 0 makes every such move a cheap search.
@@ -142,10 +145,10 @@ impl Default for SelfplayConfig {
             resign_threshold: -0.9,
             resign_consecutive: 3,
             resign_min_ply: 20,
-            resign_disabled_fraction: 0.1,
+            resign_disabled_fraction: 0.0,
             resign_target_false_positives: 0.0,
             resign_calibration_games: 100,
-            resign_soft: false,
+            resign_soft: true,
             resign_soft_full_scale: 0.1,
             max_plies: 400,
             book_plies: 0,
@@ -243,11 +246,6 @@ impl SelfplayConfig {
             "0 while resign_disabled_fraction is 0 and resign_soft is off (no game measures false positives)",
         )?;
         check(
-            !self.resign_soft || self.resign_enabled(),
-            "resign_soft",
-            "false while resign_threshold is -1 or less (no game would ever be decided)",
-        )?;
-        check(
             !self.resign_soft || self.resign_disabled_fraction == 0.0,
             "resign_disabled_fraction",
             "0 with resign_soft (every game is played out and measures false positives)",
@@ -322,10 +320,18 @@ mod tests {
     }
 
     #[test]
+    fn resignation_is_soft_by_default_and_soft_without_resignation_is_no_error() {
+        let d = SelfplayConfig::default();
+        assert!(d.resign_enabled() && d.resign_soft && d.resign_disabled_fraction == 0.0);
+        assert!(section("resign_threshold = -1\n").is_ok());
+    }
+
+    #[test]
     fn keys_override_defaults_including_nested_search_tables() {
         let text = r#"
             parallel_games = 8
             max_batch = 16
+            resign_soft = false
             resign_disabled_fraction = 0.25
             resign_target_false_positives = 0.05
             resign_calibration_games = 40
@@ -380,14 +386,13 @@ mod tests {
                 "resign_target_false_positives",
             ),
             (
-                "resign_target_false_positives = 0.05\nresign_disabled_fraction = 0\n",
+                "resign_soft = false\nresign_target_false_positives = 0.05\n",
                 "resign_target_false_positives",
             ),
             ("resign_calibration_games = 0\n", "resign_calibration_games"),
-            ("resign_soft = true\n", "resign_disabled_fraction"),
             (
-                "resign_soft = true\nresign_disabled_fraction = 0\nresign_threshold = -1\n",
-                "resign_soft",
+                "resign_disabled_fraction = 0.1\n",
+                "resign_disabled_fraction",
             ),
             (
                 "resign_soft = true\nresign_disabled_fraction = 0\nresign_soft_full_scale = 2\n",

@@ -1,6 +1,7 @@
 //! Soft resignation (`resign_soft`, KataGo's `reduceVisits`): a game in which a side
 //! would resign is played out, its decided positions searched with the playout cap's
-//! full-search probability scaled down, and its real result kept.
+//! full-search probability scaled down, and its real result kept (the default); hard
+//! resignation, which a config allows only with a calibrated threshold, ends the game.
 
 mod common;
 
@@ -16,6 +17,7 @@ fn resigning_config() -> SelfplayConfig {
     c.resign_consecutive = 1;
     c.resign_min_ply = 4;
     c.resign_disabled_fraction = 0.0;
+    c.resign_soft = false;
     c.search.playout_cap.full_probability = 1.0;
     c
 }

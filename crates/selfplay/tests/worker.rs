@@ -257,6 +257,8 @@ fn resignation_ends_games_and_disabled_games_count_false_positives() {
     config.resign_threshold = -0.5;
     config.resign_consecutive = 2;
     config.resign_min_ply = 0;
+    // Hard resignation: games end by it, and played-out games count false positives.
+    config.resign_soft = false;
 
     // Resignation always on: Red resigns at its second move (ply 2).
     config.resign_disabled_fraction = 0.0;
@@ -296,6 +298,8 @@ fn calibrating() -> SelfplayConfig {
     config.resign_threshold = -0.5;
     config.resign_consecutive = 2;
     config.resign_min_ply = 0;
+    // Hard resignation: games end by it, and played-out games count false positives.
+    config.resign_soft = false;
     config.resign_target_false_positives = 0.05;
     config.resign_calibration_games = 4;
     config
