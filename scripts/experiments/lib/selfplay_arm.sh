@@ -1,4 +1,4 @@
-# Shared by the self-play experiments of docs/STRENGTH.md (selfplay_quiescence,
+# Shared by the self-play experiments of docs/lab/ (selfplay_quiescence,
 # selfplay_lr, value_quiescence, selfplay_visits, selfplay_book, selfplay_mix,
 # selfplay_value_weight; cpu2h_post, pretrain_value_weight, pretrain_continued and
 # selfplay_which_head use its matches):
