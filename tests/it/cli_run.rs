@@ -330,6 +330,93 @@ fn concurrent_mode_trains_gates_and_finishes() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// Every self-play game of the run was played by a network (the PGN records name
+/// the evaluator as both players): none by the uniform evaluator (issue #45).
+fn assert_no_uniform_games(run: &Path) -> usize {
+    let records = files(&run.join("games"), ".pgn");
+    let mut games = 0;
+    for path in &records {
+        let text = std::fs::read_to_string(path).unwrap();
+        games += text.matches("[Red ").count();
+        assert!(
+            !text.contains("[Red \"uniform"),
+            "{} holds a game of the uniform evaluator",
+            path.display()
+        );
+    }
+    games
+}
+
+#[test]
+fn a_run_without_pretraining_starts_from_a_fresh_network_not_uniform_play() {
+    let dir = temp("fresh");
+    let config = dir.join("tiny.toml");
+    std::fs::write(
+        &config,
+        TINY.replace("budget_minutes = 0.7", "budget_minutes = 0.3"),
+    )
+    .unwrap();
+    let run = dir.join("run");
+    run_ok(&mut xqz_run(&config, &run));
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    let first_promote = events
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["kind"] == "promote")
+        .expect("no network was accepted");
+    assert_eq!(
+        first_promote["details"]["reason"], "initial",
+        "{first_promote}"
+    );
+    assert!(assert_no_uniform_games(&run) > 0, "no self-play game");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_concurrent_run_with_pretraining_plays_no_game_before_its_first_network() {
+    let dir = temp("pretrain-concurrent");
+    let config = dir.join("tiny.toml");
+    let pgn = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/hu_ronghua_1391_iccs.pgn");
+    std::fs::write(
+        &config,
+        TINY.replace("mode = \"sync\"", "mode = \"concurrent\"")
+            // Time for pre-training (reading 1,391 games) and self-play after it, also
+            // on a machine busy with other tests.
+            .replace("budget_minutes = 0.7", "budget_minutes = 0.8")
+            + &format!(
+                "\n[train.pretrain]\npgn = [{:?}]\nsteps = 10\n",
+                pgn.display().to_string()
+            ),
+    )
+    .unwrap();
+    let run = dir.join("run");
+    run_ok(&mut xqz_run(&config, &run));
+    assert!(assert_no_uniform_games(&run) > 0, "no self-play game");
+    // The first chunk was written after the first network was accepted.
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    let first_promote = events
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["kind"] == "promote")
+        .expect("no network was accepted");
+    let accepted_at = first_promote["time"].as_f64().unwrap();
+    for chunk in files(&run.join("data"), ".xqc") {
+        let written = std::fs::metadata(&chunk)
+            .unwrap()
+            .modified()
+            .unwrap()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .as_secs_f64();
+        assert!(
+            written + 1.0 >= accepted_at,
+            "{} written at {written}, the first network accepted at {accepted_at}",
+            chunk.display()
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn an_unusable_run_directory_is_a_one_line_error() {
     let dir = temp("blocked");

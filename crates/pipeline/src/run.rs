@@ -456,6 +456,9 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
             cfg.selfplay.book_plies
         ));
     }
+    // Self-play never starts from the uniform evaluator: a run without pre-training
+    // starts from a freshly initialised network (pre-training publishes its own).
+    crate::train::publish_initial(run, &cfg.train, obs)?;
     let loop_started = Instant::now();
     let mut time = state.loop_time;
     let loop_before = time.total;

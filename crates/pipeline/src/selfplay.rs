@@ -13,7 +13,10 @@
 
 use std::{
     path::Path,
-    sync::{Arc, Mutex, atomic::AtomicBool},
+    sync::{
+        Arc, Mutex,
+        atomic::{AtomicBool, Ordering::SeqCst},
+    },
     time::{Duration, Instant},
 };
 
@@ -86,6 +89,11 @@ pub struct Session {
     /// The opening book of `[selfplay] book_plies` ([`book`]); `None` starts every game
     /// from the starting position.
     pub book: Option<Arc<Book>>,
+    /// Wait for the run's first accepted network instead of playing with the uniform
+    /// evaluator ([`wait_for_network`]): set where a network is coming (`xqz run`
+    /// makes one before self-play; a run with `[train.pretrain]` publishes one when
+    /// pre-training ends), so that no training game is played by uniform search.
+    pub wait_for_network: bool,
 }
 
 impl Session {
@@ -105,11 +113,13 @@ impl Session {
             lines_every: Duration::from_secs(10),
             resign: None,
             book: None,
+            wait_for_network: false,
         }
     }
 
     /// A self-play phase of `xqz run` with a generation's `seed`, after `games_before`
-    /// games of the run: a progress line every 30 s.
+    /// games of the run: a progress line every 30 s, and no game before the run has a
+    /// network.
     pub fn phase(seed: u64, games_before: u64) -> Session {
         Session {
             worker: format!("run-{}", worker_id()),
@@ -122,7 +132,17 @@ impl Session {
             lines_every: Duration::from_secs(30),
             resign: None,
             book: None,
+            wait_for_network: true,
         }
+    }
+
+    /// Whether the session is over before it played: stopped, interrupted or past its
+    /// deadline.
+    fn ended(&self) -> bool {
+        let raised = |f: &Option<Arc<AtomicBool>>| f.as_ref().is_some_and(|f| f.load(SeqCst));
+        raised(&self.stop)
+            || raised(&self.interrupt)
+            || self.deadline.is_some_and(|d| Instant::now() >= d)
     }
 }
 
@@ -294,6 +314,16 @@ pub fn phase(
     session: Session,
     obs: &SharedObserver,
 ) -> Result<Summary> {
+    if session.wait_for_network && !wait_for_network(run, &session, obs) {
+        return Ok(Summary {
+            worker_id: session.worker,
+            stats: Snapshot::default(),
+            final_model: String::new(),
+            resign: session
+                .resign
+                .unwrap_or_else(|| ResignCalibration::new(config)),
+        });
+    }
     let network = accepted_network(run, config)?;
     let summary = play(run, config, network, session, obs)?;
     if summary.stats.abandoned > 0 {
@@ -303,6 +333,27 @@ pub fn phase(
         ));
     }
     Ok(summary)
+}
+
+/// How often [`wait_for_network`] looks for the accepted pointer.
+const NETWORK_POLL: Duration = Duration::from_millis(200);
+
+/// Waits until the run has an accepted network (its pointer exists); `false` when the
+/// session was stopped, interrupted or ran out of time first. Logs once that it waits.
+pub fn wait_for_network(run: &RunDir, session: &Session, obs: &SharedObserver) -> bool {
+    let pointer = run.pointer_path();
+    let mut said = false;
+    while !pointer.is_file() {
+        if session.ended() {
+            return false;
+        }
+        if !said {
+            obs.log("selfplay: waiting for the run's first accepted network");
+            said = true;
+        }
+        std::thread::sleep(NETWORK_POLL);
+    }
+    true
 }
 
 /// What a session's worker reports, passed on: counters to the progress display and

@@ -12,7 +12,7 @@ use xq_pipeline::{
     config::RunConfig,
     gate::{GateProgress, gate_once},
     run::RunSummary,
-    selfplay::{Session, accepted_network, book, play},
+    selfplay::{Session, accepted_network, book, play, wait_for_network},
     train::{StopReason, train_once},
 };
 use xq_run::{RunDir, report::EloView};
@@ -171,13 +171,19 @@ pub fn selfplay(a: SelfplayArgs) -> Result<()> {
     let run = RunDir::open(&a.dir.run)?;
     let run_config = RunConfig::for_run(&run, a.dir.config.as_deref())?;
     let config = &run_config.selfplay;
-    let network = accepted_network(&run, config)?;
     let session = Session {
         games: a.games,
         interrupt: Some(interrupt),
         book: book(&run_config)?,
+        // A run that pre-trains publishes a network: no game waits for it with the
+        // uniform evaluator (issue #45).
+        wait_for_network: run_config.train.data.pretrain.is_some(),
         ..Session::worker(a.seed)
     };
+    if session.wait_for_network && !wait_for_network(&run, &session, &obs) {
+        return Ok(());
+    }
+    let network = accepted_network(&run, config)?;
     obs.log(&format!(
         "selfplay: worker {}, seed {}, network {}, {} games at once{}",
         session.worker,

@@ -770,6 +770,42 @@ fn may_train(run: &RunDir, cfg: &TrainSection, max_step: Option<u64>) -> Result<
     Ok(cfg.data.pacing_allows(used, positions))
 }
 
+/// Makes a fresh run's first network, when nothing else will: the trainer's freshly
+/// initialised network (seeded by `[train] seed`) is saved as step 0, published and
+/// accepted without a gate (there is nothing to gate it against). A run with
+/// `[train.pretrain]` gets its first network from pre-training instead, and a run that
+/// has a checkpoint or an accepted network already has one: `None` then.
+///
+/// Why: self-play's first generation used to be played by the uniform evaluator, whose
+/// equal priors make every search alike, and a network trained on it learnt the colour
+/// from the side-to-move plane (issue #45). A fresh network is what AlphaZero starts
+/// from.
+///
+/// # Errors
+/// The checkpoint or the model directories cannot be written.
+pub fn publish_initial(
+    run: &RunDir,
+    cfg: &TrainSection,
+    obs: &SharedObserver,
+) -> Result<Option<ModelRef>> {
+    let pretrains = cfg.data.pretrain.as_ref().is_some_and(|p| p.steps > 0);
+    if pretrains
+        || run.accepted()?.is_some()
+        || !xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())?.is_empty()
+    {
+        return Ok(None);
+    }
+    let mut session = TrainSession::open(run, cfg, &[], obs)?;
+    let path = session.save()?;
+    let candidate = run.publish_candidate(&path, 0)?;
+    let accepted = run.promote(&candidate, serde_json::json!({"reason": "initial"}))?;
+    obs.log(&format!(
+        "{} accepted: the freshly initialised network self-play starts from",
+        accepted.name
+    ));
+    Ok(Some(accepted))
+}
+
 /// The step of the run's newest checkpoint (0 when it has none).
 ///
 /// # Errors
