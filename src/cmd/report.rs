@@ -77,6 +77,9 @@ pub fn run(args: Args) -> Result<()> {
     for line in curve_text(&report.data.curve) {
         println!("{line}");
     }
+    for alert in &report.alerts {
+        println!("warning: {alert}");
+    }
     if !report.run_warnings.is_empty() {
         println!(
             "warnings recorded by the run: {}",
@@ -272,6 +275,13 @@ fn render(r: &Report) -> Result<String> {
             let _ = write!(h, "<li>and {} more</li>", r.warnings.len() - MAX_WARNINGS);
         }
         h.push_str("</ul></details></section>\n");
+    }
+    if !r.alerts.is_empty() {
+        h.push_str("<section id=\"alerts\" class=\"warn\"><ul>");
+        for a in &r.alerts {
+            let _ = write!(h, "<li>{}</li>", esc(a));
+        }
+        h.push_str("</ul></section>\n");
     }
     render_summary(&mut h, r);
     render_curve(&mut h, d);

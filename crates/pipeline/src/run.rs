@@ -46,6 +46,7 @@ use xq_run::{
     events::{Event, EventLog, RatingEvent, WarningWhat},
     write_atomic,
 };
+use xq_selfplay::Snapshot;
 
 use crate::{
     config::{GateSection, Mode, RatingSection, RunConfig},
@@ -71,6 +72,65 @@ struct RunState {
     /// Where the loop's wall time went, across restarts.
     #[serde(default)]
     loop_time: LoopTime,
+    /// Self-play games won by each side ([Red, Black]), for [`colour_imbalance`].
+    #[serde(default)]
+    wins: [u64; 2],
+    /// Whether the run has warned of a colour imbalance (once a run).
+    #[serde(default)]
+    colour_warned: bool,
+}
+
+/// Decisive self-play games from which a colour imbalance is reported.
+const COLOUR_MIN_DECISIVE: u64 = 200;
+
+/// The smallest share of the decisive games each colour should win. Red's first move is
+/// worth something (the master games: 396 Red wins to 318 Black), so not half; a colour
+/// below this share is what self-play that learnt the colour looks like (issue #45: a
+/// zero run whose Black won 2,314 games to Red's 13).
+const COLOUR_MIN_SHARE: f64 = 0.3;
+
+/// The warning for `wins` ([Red, Black] self-play wins), when one colour wins less than
+/// [`COLOUR_MIN_SHARE`] of [`COLOUR_MIN_DECISIVE`] or more decisive games.
+fn colour_imbalance([red, black]: [u64; 2]) -> Option<String> {
+    let decisive = red + black;
+    let share = |wins: u64| wins as f64 / decisive as f64;
+    (decisive >= COLOUR_MIN_DECISIVE && share(red.min(black)) < COLOUR_MIN_SHARE).then(|| {
+        format!(
+            "self-play colour imbalance: Red won {red} and Black {black} of {decisive} \
+             decisive games ({:.0}% and {:.0}%); one colour winning under {:.0}% means \
+             self-play has learnt the colour rather than the game",
+            100.0 * share(red),
+            100.0 * share(black),
+            100.0 * COLOUR_MIN_SHARE
+        )
+    })
+}
+
+impl RunState {
+    /// Counts a self-play phase's wins and writes a `warning` event the first time the
+    /// run's colours are out of balance ([`colour_imbalance`]).
+    fn count_wins(&mut self, run: &RunDir, obs: &SharedObserver, stats: &Snapshot) -> Result<()> {
+        self.wins[0] += stats.red_wins;
+        self.wins[1] += stats.black_wins;
+        if self.colour_warned {
+            return Ok(());
+        }
+        if let Some(message) = colour_imbalance(self.wins) {
+            obs.warn(&message);
+            let repaired = run.record(Event::Warning {
+                model: None,
+                message,
+                what: Some(WarningWhat::ColourBalance),
+                path: None,
+                action: None,
+            })?;
+            if let Some(line) = repaired {
+                obs.warn(&line);
+            }
+            self.colour_warned = true;
+        }
+        Ok(())
+    }
 }
 
 /// Seconds of the loop (the final match excluded) by phase. In the sync mode the
@@ -508,6 +568,7 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
                 })?;
                 resign = Some(s.resign);
                 state.games += s.stats.games;
+                state.count_wins(run, obs, &s.stats)?;
                 time.total = loop_before + loop_started.elapsed().as_secs_f64();
                 state.loop_time = time;
                 state.elapsed_seconds = budget.elapsed();
@@ -577,6 +638,7 @@ pub fn run(run: &RunDir, cfg: &RunConfig, obs: &SharedObserver) -> Result<RunSum
                     .join()
                     .map_err(|_| anyhow::anyhow!("training thread panicked"))??;
                 state.games += s.stats.games;
+                state.count_wins(run, obs, &s.stats)?;
                 result
             })?;
             let phase = phase_started.elapsed().as_secs_f64();
@@ -665,6 +727,51 @@ fn selfplay_positions(log: &EventLog) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_colour_imbalance_is_reported_once_from_200_decisive_games() {
+        assert_eq!(colour_imbalance([40, 159]), None, "199 decisive games");
+        assert_eq!(colour_imbalance([60, 140]), None, "30% is enough");
+        let message = colour_imbalance([13, 2314]).unwrap();
+        assert!(message.contains("Red won 13 and Black 2314"), "{message}");
+        assert!(colour_imbalance([141, 59]).is_some(), "either colour");
+
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let (recorder, obs) = crate::progress::testing::Recorder::new(false);
+        let mut state = RunState::default();
+        let phase = |red, black| Snapshot {
+            red_wins: red,
+            black_wins: black,
+            ..Snapshot::default()
+        };
+        state.count_wins(&run, &obs, &phase(50, 100)).unwrap();
+        for _ in 0..3 {
+            state.count_wins(&run, &obs, &phase(0, 50)).unwrap();
+        }
+        assert_eq!(state.wins, [50, 250]);
+        let warnings: Vec<_> = run
+            .events()
+            .unwrap()
+            .events()
+            .filter_map(|e| match e {
+                Event::Warning { what, message, .. } => Some((*what, message.clone())),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(warnings.len(), 1, "{warnings:?}");
+        assert_eq!(warnings[0].0, Some(WarningWhat::ColourBalance));
+        assert!(
+            warnings[0].1.contains("Red won 50 and Black 150"),
+            "{warnings:?}"
+        );
+        assert!(
+            recorder
+                .lines()
+                .iter()
+                .any(|l| l.contains("colour imbalance"))
+        );
+    }
 
     #[test]
     fn commands_reading_the_runs_copy_of_the_config_find_its_pgn_files() {

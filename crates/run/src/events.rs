@@ -95,6 +95,9 @@ pub enum WarningWhat {
     Tensorboard,
     /// A network that could not be exported or rated.
     Model,
+    /// Self-play in which one colour wins far less than the other: the run has learnt
+    /// the colour, not the game.
+    ColourBalance,
     /// A kind a newer version wrote.
     #[serde(other)]
     Other,
@@ -110,6 +113,7 @@ impl WarningWhat {
             WarningWhat::Checkpoint => "checkpoint",
             WarningWhat::Tensorboard => "tensorboard",
             WarningWhat::Model => "model",
+            WarningWhat::ColourBalance => "colour_balance",
             WarningWhat::Other => "other",
         }
     }

@@ -144,6 +144,9 @@ pub struct Report {
     /// The run's own `warning` events (files skipped or repaired, exports that
     /// failed), counted by what they were about; `other` for those that do not say.
     pub run_warnings: BTreeMap<&'static str, u64>,
+    /// The messages of the run's warnings about its training itself (a self-play colour
+    /// imbalance), which the page shows in full rather than counted.
+    pub alerts: Vec<String>,
     pub data: PageData,
 }
 
@@ -234,6 +237,7 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
     let root = run.root().to_path_buf();
     let mut warnings = Vec::new();
     let mut run_warnings = BTreeMap::new();
+    let mut alerts = Vec::new();
     let log = run.events()?;
     let skipped = &log.unreadable;
     if !skipped.is_empty() {
@@ -352,9 +356,12 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
                 best_player = Some(format!("{}{model}", p.display()));
             }
             Event::Gauntlet(g) => data.gauntlets.push(g.clone()),
-            Event::Warning { what, .. } => {
+            Event::Warning { what, message, .. } => {
                 let what = what.unwrap_or(WarningWhat::Other);
                 *run_warnings.entry(what.as_str()).or_default() += 1;
+                if what == WarningWhat::ColourBalance {
+                    alerts.push(message.clone());
+                }
             }
         }
     }
@@ -452,6 +459,7 @@ pub fn gather(run: &RunDir, selfplay_games: usize, match_games: usize) -> Result
         selfplay_latest,
         warnings,
         run_warnings,
+        alerts,
         data,
     })
 }
