@@ -19,4 +19,5 @@ pub mod progress;
 pub mod rating;
 pub mod run;
 pub mod selfplay;
+pub mod targets;
 pub mod train;

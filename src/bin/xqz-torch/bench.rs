@@ -15,6 +15,7 @@ use std::{
 };
 
 mod rundir;
+mod targets;
 
 use anyhow::{Context, Result, ensure};
 use xq_core::{Position, perft::perft};
@@ -51,6 +52,10 @@ enum What {
     /// The run directory at scale: opening, the trainer's scans, `xqz report` and
     /// compaction at 10,000 to 1,000,000 chunk files.
     Rundir(rundir::RundirArgs),
+    /// Policy and value targets against a cached Fairy-Stockfish oracle on fixed
+    /// positions (master held-out and self-play): the prior, the master move, and the
+    /// PUCT and Gumbel self-play targets of the shipped configs, with a noise floor.
+    Targets(targets::TargetsArgs),
 }
 
 #[derive(clap::Args, Debug)]
@@ -149,6 +154,7 @@ pub fn run(args: Args) -> Result<()> {
         What::Startup(a) => bench_startup(&a),
         What::Contention(a) => bench_contention(&a),
         What::Rundir(a) => rundir::bench_rundir(&a),
+        What::Targets(a) => targets::bench_targets(&a),
     }
 }
 
