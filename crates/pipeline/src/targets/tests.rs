@@ -201,7 +201,6 @@ fn the_benchmark_measures_every_source_on_a_tiny_oracle_with_the_uniform_evaluat
         serde_json::to_value(&report.sets).unwrap()
     );
     let text = table(&report);
-    eprintln!("{text}");
     assert!(
         text.contains("gumbel-12-q50") && text.contains("master-move") && text.contains("beats it"),
         "{text}"
