@@ -14,7 +14,7 @@
 //! round robin at the best one; otherwise they play at `final_quiescence` too. The
 //! order matters: at the README job's scale a self-play network beat its pre-trained
 //! one by +354 Elo in plain search and lost by 53 at leaf quiescence 0.75
-//! (docs/STRENGTH.md, "Which head self-play changed"), so a round robin at one weight
+//! (docs/lab/2026-12-03-selfplay-which-head.md), so a round robin at one weight
 //! for all would keep the network that weight suits (there, with the self-play network
 //! weaker at 0.5 too, either order keeps the pre-trained one). The winner's weight goes
 //! into its `engine.toml`.
@@ -108,7 +108,7 @@ pub fn planned_games(r: &RatingSection, networks: usize) -> usize {
 /// one. Shared by games, the run at 431b6f0 cut three of the round robins' pairs to 4
 /// games while its final match left 11.6 minutes unused; a round-robin game had taken
 /// 2.5 times as long as a final-match game against alpha-beta at depth 3 (48 games in
-/// 19 minutes against 60 in 9.5; docs/STRENGTH.md, "The run at 431b6f0").
+/// 19 minutes against 60 in 9.5; docs/lab/2026-12-03-cpu-2h-431b6f0.md).
 pub fn reserve_share(r: &RatingSection, networks: usize) -> f64 {
     let round_robins = 2 * planned_games(r, networks);
     let final_match: usize = r

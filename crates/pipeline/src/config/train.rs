@@ -118,7 +118,7 @@ pub struct PretrainSection {
     /// policy + this × value. Every position of a record shares its game's one label, so
     /// the value head memorises games long before the policy stops improving (AlphaGo's
     /// value network overfit the same way on whole games): at 431b6f0 the held-out
-    /// value loss was lowest at step 400 of 1,600 (docs/STRENGTH.md).
+    /// value loss was lowest at step 400 of 1,600 (docs/lab/2026-12-03-cpu-2h-431b6f0.md).
     #[serde(default = "default_record_value_weight")]
     pub value_weight: f64,
 }
@@ -209,7 +209,7 @@ pub struct DataSection {
     /// drops of 0.3); going back to the full rate when self-play starts moves the network
     /// away from what it learned, and a share below 1 fine-tunes it instead (at the README
     /// job's scale 0.1 halved the drift but did not make the exported player stronger:
-    /// docs/STRENGTH.md, "Self-play training's rate").
+    /// docs/lab/2026-12-03-selfplay-lr.md).
     pub selfplay_lr_scale: f64,
     /// Publish a candidate network to `models/candidates/` every this many steps.
     pub candidate_every: u64,
@@ -246,7 +246,7 @@ pub struct DataSection {
     /// (`mix_every`): at the README job's scale self-play's game results taught a value
     /// that played far better in plain search but worse inside the exported player's
     /// blend with leaf quiescence than the pre-trained value, whose labels came from
-    /// alpha-beta (docs/STRENGTH.md, "Which head self-play changed"). Measured at 0
+    /// alpha-beta (docs/lab/2026-12-03-selfplay-which-head.md). Measured at 0
     /// there, the exported player was no stronger for it ("Self-play that trains the
     /// policy only").
     pub selfplay_value_weight: f64,
@@ -255,8 +255,8 @@ pub struct DataSection {
     /// (`mix_every`), as AlphaGo's value network learned from self-play games whose
     /// moves came from a policy trained on human games. At the README job's scale,
     /// with self-play at leaf quiescence 0.75, 0 left the exported player level with its
-    /// pre-trained network, not stronger (docs/STRENGTH.md, "Self-play that trains the
-    /// value only"). Not 0 together with `selfplay_value_weight`.
+    /// pre-trained network, not stronger
+    /// (docs/lab/2026-12-05-selfplay-value-only.md). Not 0 together with `selfplay_value_weight`.
     pub selfplay_policy_weight: f64,
     /// Threads assembling batches (0 = rayon's global pool).
     pub data_threads: usize,

@@ -171,6 +171,12 @@ pub struct TrainSession {
     obs: SharedObserver,
     /// The training display, begun at the first step and ended with the session.
     task: Option<Box<dyn TaskProgress>>,
+    /// Whether every [`TrainSession::train`] call ends with a self-play held-out look
+    /// and a checkpoint (a phase of the sync loop, `xqz train`). A concurrent trainer's
+    /// calls end whenever the data runs out, every few seconds: it keeps to
+    /// `holdout_every` and `checkpoint_every`, and [`TrainSession::finish`] saves at the
+    /// end.
+    per_call_bookkeeping: bool,
 }
 
 /// Reports a file the session skipped or a saved state it ignored: a `warning` event
@@ -315,7 +321,21 @@ impl TrainSession {
             progress: Progress::constant(),
             obs: obs.clone(),
             task: None,
+            per_call_bookkeeping: true,
         })
+    }
+
+    /// Saves a checkpoint of the current step unless one is saved already: the end of a
+    /// concurrent phase, whose calls do not save each time.
+    ///
+    /// # Errors
+    /// The checkpoint cannot be written.
+    pub fn finish(&mut self) -> Result<()> {
+        let step = self.trainer.step_count();
+        if step > 0 && self.last_saved.as_ref().is_none_or(|(s, _)| *s != step) {
+            self.save()?;
+        }
+        Ok(())
     }
 
     /// Optimiser steps of the run so far.
@@ -501,15 +521,16 @@ impl TrainSession {
         // At least one look per call that trained on self-play data, so a run whose
         // calls are shorter than `holdout_every` still has the curve; a stop (a
         // deadline) is not kept waiting for it.
-        if trained_selfplay
+        if self.per_call_bookkeeping
+            && trained_selfplay
             && reason != StopReason::Stopped
             && self.cfg.data.holdout_every > 0
             && self.selfplay.held_out_step != Some(step)
         {
             self.holdout_selfplay()?;
         }
-        if self.last_saved.as_ref().is_none_or(|(s, _)| *s != step) && step > 0 {
-            self.save()?;
+        if self.per_call_bookkeeping {
+            self.finish()?;
         }
         Ok(TrainProgress {
             step,
@@ -685,9 +706,11 @@ pub fn train_until(
 }
 
 /// The training side of a concurrent run loop: until `stop` is raised or step
-/// `max_step` is reached, trains as far as the pacing allows, saves a checkpoint when
-/// the data runs out (as [`train_until`] does), and looks for new self-play data every
-/// `poll`. One [`TrainSession`] serves the whole phase, opened when the first step is
+/// `max_step` is reached, trains as far as the pacing allows and looks for new
+/// self-play data every `poll`. Checkpoints and held-out looks keep to
+/// `checkpoint_every` and `holdout_every` (a call ends whenever the data runs out, every
+/// few seconds: saving and evaluating at each would cost more than the training), and
+/// a checkpoint is saved at the end. One [`TrainSession`] serves the whole phase, opened when the first step is
 /// possible (before that only the cheap look of [`may_train`] runs), so the network,
 /// the optimiser and the replay window are loaded once, and `obs` sees one training
 /// task for the phase. `progress` is the run's, for `[train] lr_anneal`. Returns the
@@ -710,6 +733,7 @@ pub fn train_concurrently(
         if session.is_none() && may_train(run, cfg, max_step)? {
             let mut opened = TrainSession::open(run, cfg, &[], obs)?;
             opened.set_progress(progress.clone());
+            opened.per_call_bookkeeping = false;
             session = Some(opened);
         }
         if let Some(s) = &mut session {
@@ -724,6 +748,9 @@ pub fn train_concurrently(
         while Instant::now() < until && !stop.load(Ordering::SeqCst) {
             std::thread::sleep(poll.min(Duration::from_millis(100)));
         }
+    }
+    if let Some(s) = &mut session {
+        s.finish()?;
     }
     Ok(step)
 }

@@ -649,18 +649,13 @@ fn the_concurrent_phase_keeps_one_session_and_trains_as_data_arrives() {
         assert!(steps().is_empty());
         let p1 = random_games(&run, 2, 1) as u64;
         wait_for(p1 / 2 / 16);
-        // Caught up with the data: a checkpoint is saved, as train_until does.
-        let t = Instant::now();
-        while current_step(&run).unwrap() < p1 / 2 / 16 {
-            assert!(t.elapsed() < Duration::from_secs(60), "no checkpoint");
-            std::thread::sleep(Duration::from_millis(20));
-        }
         let p2 = random_games(&run, 2, 2) as u64;
         wait_for((p1 + p2) / 2 / 16);
         stop.store(true, Ordering::SeqCst);
         h.join().unwrap().unwrap()
     });
-    // Every step seen once, in order: one session (and one task) for the phase.
+    // Every step seen once, in order: one session (and one task) for the phase, and a
+    // checkpoint at its end.
     assert_eq!(steps(), (1..=step).collect::<Vec<_>>());
     let tasks = recorder.lines();
     let begun = tasks.iter().filter(|l| *l == "begin Train").count();
@@ -682,4 +677,71 @@ fn the_concurrent_phase_keeps_one_session_and_trains_as_data_arrives() {
     .unwrap();
     assert_eq!(end, limit);
     assert_eq!(current_step(&run).unwrap(), limit);
+}
+
+#[test]
+fn the_concurrent_trainer_saves_and_evaluates_on_schedule_not_at_every_call() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::open(dir.path()).unwrap();
+    let mut cfg = tiny();
+    cfg.data.samples_per_position = 0.5;
+    cfg.trainer.checkpoint_every = 4;
+    cfg.trainer.keep_checkpoints = 1000;
+    cfg.data.holdout_every = 1000;
+    held_out_games(&run, 2, 9);
+    let stop = AtomicBool::new(false);
+    let saved = || -> Vec<u64> {
+        xq_train::checkpoint::list_checkpoints(&run.checkpoints_dir())
+            .unwrap()
+            .into_iter()
+            .map(|(s, _)| s)
+            .collect()
+    };
+    let (recorder, obs) = Recorder::new(false);
+    let last_step = || recorder.steps.lock().unwrap().last().map_or(0, |v| v.step);
+    let (step, mid_phase, caught_up) = std::thread::scope(|scope| {
+        let h = scope.spawn(|| {
+            train_concurrently(
+                &run,
+                &cfg,
+                None,
+                &Progress::constant(),
+                &stop,
+                Duration::from_millis(20),
+                &obs,
+            )
+        });
+        // Many calls, each ending when the data runs out: a few games at a time. (No
+        // assertion before `stop`: a panic here would leave the trainer running.)
+        let mut positions = 0;
+        let mut caught_up = true;
+        for seed in 0..4 {
+            positions += random_games(&run, 2, 10 + seed) as u64;
+            let t = Instant::now();
+            while last_step() < positions / 2 / 16 && t.elapsed() < Duration::from_secs(60) {
+                std::thread::sleep(Duration::from_millis(10));
+            }
+            caught_up &= last_step() >= positions / 2 / 16;
+            std::thread::sleep(Duration::from_millis(60));
+        }
+        let mid_phase = saved();
+        stop.store(true, Ordering::SeqCst);
+        (h.join().unwrap().unwrap(), mid_phase, caught_up)
+    });
+    assert!(caught_up, "the trainer did not keep up with the data");
+    // Mid-phase: checkpoints only at multiples of checkpoint_every.
+    assert!(mid_phase.iter().all(|s| s % 4 == 0), "{mid_phase:?}");
+    let saved = saved();
+    assert!(
+        saved.len() as u64 <= step / 4 + 1,
+        "{saved:?} by step {step}"
+    );
+    assert_eq!(saved.last(), Some(&step), "the end of the phase saves");
+    let holdouts = run
+        .events()
+        .unwrap()
+        .events()
+        .filter(|e| matches!(e, Event::Holdout(h) if h.split == HoldoutSplit::Selfplay))
+        .count();
+    assert_eq!(holdouts, 0, "held-out looks only every holdout_every steps");
 }
