@@ -409,6 +409,8 @@ struct EventState {
     last: Instant,
     /// Games and positions of the last event.
     emitted: Option<(u64, u64)>,
+    /// Wall time and evaluator time at the last event, for the recent busy share.
+    busy_mark: (Duration, Duration),
 }
 
 impl SelfplayEvents {
@@ -429,6 +431,7 @@ impl SelfplayEvents {
                 tb: TbLogger::new(run.selfplay_logs_dir(worker)),
                 last: Instant::now(),
                 emitted: None,
+                busy_mark: (Duration::ZERO, Duration::ZERO),
             }),
         }
     }
@@ -455,9 +458,15 @@ impl SelfplayEvents {
     fn emit(&self, st: &mut EventState, s: &Snapshot, obs: &SharedObserver) {
         st.last = Instant::now();
         st.emitted = Some((s.games, s.positions));
+        let (wall, busy) = st.busy_mark;
+        let recent = busy_share(
+            s.eval_busy.saturating_sub(busy),
+            s.elapsed.saturating_sub(wall),
+        );
+        st.busy_mark = (s.elapsed, s.eval_busy);
         if let Err(e) = self
             .run
-            .record(selfplay_event(&self.worker, &self.device, s))
+            .record(selfplay_event(&self.worker, &self.device, s, recent))
         {
             obs.warn(&format!("selfplay: warning: {e:#}"));
         }
@@ -465,9 +474,15 @@ impl SelfplayEvents {
     }
 }
 
+/// The share of `wall` the evaluator was busy for `busy` of; `None` for no time.
+fn busy_share(busy: Duration, wall: Duration) -> Option<f64> {
+    (!wall.is_zero()).then(|| (busy.as_secs_f64() / wall.as_secs_f64()).min(1.0))
+}
+
 /// The fields of a `selfplay` event (ARCHITECTURE.md, "The run directory"): the
-/// worker's counters so far (cumulative for that worker).
-fn selfplay_event(worker: &str, device: &str, s: &Snapshot) -> Event {
+/// worker's counters so far (cumulative for that worker), and `recent`, the evaluator's
+/// busy share since its previous event.
+fn selfplay_event(worker: &str, device: &str, s: &Snapshot, recent: Option<f64>) -> Event {
     Event::Selfplay(SelfplayEvent {
         worker: worker.to_owned(),
         seconds: s.elapsed.as_secs_f64(),
@@ -488,6 +503,9 @@ fn selfplay_event(worker: &str, device: &str, s: &Snapshot) -> Event {
         average_batch: s.avg_batch(),
         cache_hit_rate: s.cache_hit_rate(),
         evaluator_busy: s.evaluator_busy(),
+        evaluator_busy_recent: recent,
+        evaluations: s.evaluated,
+        evaluations_per_second: s.evals_per_sec(),
         no_resign_games: s.no_resign_games,
         would_resign: s.would_resign,
         resign_false_positives: s.false_positives,
@@ -631,6 +649,14 @@ mod tests {
     }
 
     #[test]
+    fn the_recent_busy_share_is_the_stretch_since_the_last_mark() {
+        let ms = Duration::from_millis;
+        assert_eq!(busy_share(ms(300), ms(1000)), Some(0.3));
+        assert_eq!(busy_share(ms(10), ms(5)), Some(1.0), "capped at 1");
+        assert_eq!(busy_share(ms(0), ms(0)), None);
+    }
+
+    #[test]
     fn a_session_reports_to_its_task_and_writes_events_and_tensorboard() {
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::open(dir.path()).unwrap();
@@ -670,6 +696,14 @@ mod tests {
             .next_back()
             .unwrap();
         assert_eq!((last.worker.as_str(), last.games), (worker.as_str(), 2));
+        // The evaluator's work: evaluations (a move's search makes many) and its busy
+        // share over the stretch since the previous event.
+        assert!(last.evaluations > last.positions, "{last:?}");
+        assert!(last.evaluations_per_second > 0.0, "{last:?}");
+        assert!(
+            last.evaluator_busy_recent
+                .is_some_and(|b| (0.0..=1.0).contains(&b))
+        );
         assert_eq!(last.resign_threshold, Some(config.resign_threshold));
         assert!(
             run.selfplay_logs_dir(&worker).is_dir(),

@@ -210,7 +210,22 @@ pub struct SelfplayEvent {
     #[serde(alias = "avg_batch")]
     pub average_batch: f64,
     pub cache_hit_rate: f64,
+    /// Share of the worker's wall time since it started spent inside the evaluator.
     pub evaluator_busy: f64,
+    /// The same share over the stretch since the worker's previous event (the whole
+    /// session for its first): what the evaluator does now, not averaged with a start
+    /// that may have been different (a first generation, a warm-up). Absent in logs of
+    /// earlier versions.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub evaluator_busy_recent: Option<f64>,
+    /// Positions the evaluator was asked for (network evaluations; cache hits are
+    /// not), and per second. A move costs a search of many evaluations, so these, not
+    /// `positions_per_second`, measure the evaluator's throughput. 0 in logs of earlier
+    /// versions.
+    #[serde(default)]
+    pub evaluations: u64,
+    #[serde(default)]
+    pub evaluations_per_second: f64,
     pub no_resign_games: u64,
     pub would_resign: u64,
     pub resign_false_positives: u64,
