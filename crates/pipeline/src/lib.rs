@@ -6,8 +6,9 @@
 //! The `xqz` binaries parse arguments, draw progress and print; this crate decides,
 //! reports through [`progress::RunObserver`] and returns what it did.
 //!
-//! Modules layer one way: [`backend`], [`config`] and [`progress`] at the bottom, then [`gate`],
-//! [`rating`], [`gauntlet`], [`selfplay`], [`train`] and [`export`], and [`run`], the
+//! Modules layer one way: [`backend`], [`config`] and [`progress`] at the bottom, then
+//! [`gate`], [`rating`], [`gauntlet`], [`selfplay`], [`train`], [`export`] and
+//! [`targets`] (the target-quality benchmark, `xqz bench targets`), and [`run`], the
 //! scheduler, on top.
 
 pub mod backend;

@@ -5,8 +5,9 @@
 //!
 //! The network is the run's accepted one: the pointer `models/accepted.json` names its
 //! model directory (`{"name", "path", "step", "time"}`, the path relative to the run
-//! directory). A run without one plays with the uniform evaluator (the first
-//! generation, like AlphaZero's random initialisation). The pointer is polled every
+//! directory). `xqz run` and a worker of a run that pre-trains wait for the first one
+//! ([`Session::wait_for_network`]); a standalone worker in a run without any plays with
+//! the uniform evaluator until one is accepted. The pointer is polled every
 //! `model_poll_seconds`, and a newly accepted network is swapped in without
 //! restarting. Several workers, on several machines, can share one run directory: each
 //! writes files named by its own id.
@@ -214,8 +215,8 @@ fn load_accepted(
         .with_context(|| format!("cannot load the accepted network {}", path.display()))
 }
 
-/// The run's accepted network (the uniform evaluator when there is none yet: the
-/// first generation) and a watcher of the pointer that swaps in each newly accepted
+/// The run's accepted network (the uniform evaluator when there is none yet: a
+/// standalone worker started before the run has one) and a watcher of the pointer that swaps in each newly accepted
 /// network, each loaded as `config` says ([`evaluator_options`]) and searched with its
 /// leaf quiescence. Every network of the session is loaded through the process's
 /// backend ([`network_backend`]: `XQZ_BACKEND`, native on the CPU and libtorch with

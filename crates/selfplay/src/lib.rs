@@ -36,8 +36,9 @@
 //! - **Openings**: with `book_plies` and a [`Book`] ([`RunOptions::book`]) a game
 //!   starts after 0 to `book_plies` plies of a line drawn from its seed; those plies
 //!   are played unsearched, so they are in the PGN record but give no training record.
-//! - **Networks**: the first generation of a run uses the uniform evaluator (what
-//!   AlphaZero's random initialisation amounts to); a [`ModelSource`] is polled on a
+//! - **Networks**: the caller gives the first evaluator (xq-pipeline's runs start from a
+//!   network, pre-trained or freshly initialised, never from uniform play: its equal
+//!   priors play each colour a different game); a [`ModelSource`] is polled on a
 //!   thread of its own, and a new network is swapped in once every game has finished
 //!   the search in progress (no search mixes two networks).
 //! - **Progress** reaches the caller's [`Observer`]: the counters every so often and at
