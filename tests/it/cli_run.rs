@@ -347,6 +347,16 @@ fn assert_no_uniform_games(run: &Path) -> usize {
     games
 }
 
+/// The run's first `promote` event.
+fn first_promote(run: &Path) -> serde_json::Value {
+    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
+    events
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .find(|e| e["kind"] == "promote")
+        .expect("no network was accepted")
+}
+
 #[test]
 fn a_run_without_pretraining_starts_from_a_fresh_network_not_uniform_play() {
     let dir = temp("fresh");
@@ -358,12 +368,7 @@ fn a_run_without_pretraining_starts_from_a_fresh_network_not_uniform_play() {
     .unwrap();
     let run = dir.join("run");
     run_ok(&mut xqz_run(&config, &run));
-    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
-    let first_promote = events
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .find(|e| e["kind"] == "promote")
-        .expect("no network was accepted");
+    let first_promote = first_promote(&run);
     assert_eq!(
         first_promote["details"]["reason"], "initial",
         "{first_promote}"
@@ -393,12 +398,7 @@ fn a_concurrent_run_with_pretraining_plays_no_game_before_its_first_network() {
     run_ok(&mut xqz_run(&config, &run));
     assert!(assert_no_uniform_games(&run) > 0, "no self-play game");
     // The first chunk was written after the first network was accepted.
-    let events = std::fs::read_to_string(run.join("events.jsonl")).unwrap();
-    let first_promote = events
-        .lines()
-        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
-        .find(|e| e["kind"] == "promote")
-        .expect("no network was accepted");
+    let first_promote = first_promote(&run);
     let accepted_at = first_promote["time"].as_f64().unwrap();
     for chunk in files(&run.join("data"), ".xqc") {
         let written = std::fs::metadata(&chunk)

@@ -526,6 +526,81 @@ impl Fsf {
     }
 }
 
+/// The candidate pools of [`make_oracle`] for a run's config: the positions of the
+/// held-out games of its `[train.pretrain]` master games (split as pre-training splits
+/// them, so none was trained on) and of the self-play games `selfplay_pgn`, each
+/// shuffled by `seed`; `progress` gets a line with their counts.
+///
+/// # Errors
+/// A config without `[train.pretrain]`, games that cannot be read.
+pub fn pools_of(
+    config: &crate::config::RunConfig,
+    selfplay_pgn: &Path,
+    seed: u64,
+    progress: &mut dyn FnMut(&str),
+) -> Result<[Vec<Candidate>; 2]> {
+    let pretrain = config
+        .train
+        .data
+        .pretrain
+        .as_ref()
+        .context("the first config has no [train.pretrain]: no master games")?;
+    let (games, _) =
+        xq_data::read_pgn_files(&pretrain.pgn).context("cannot read the master games")?;
+    let split = xq_data::SplitConfig {
+        held_out_permille: pretrain.held_out_permille,
+        salt: 0,
+    };
+    let held_out: Vec<_> = games
+        .into_iter()
+        .filter(|g| split.is_held_out(xq_data::game_hash(&g.start, &g.moves)))
+        .collect();
+    let file_name = |p: &Path| {
+        p.file_name()
+            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
+    };
+    let mut seen = HashSet::new();
+    let master = candidates(
+        &held_out,
+        PositionSet::Master,
+        &file_name(&pretrain.pgn[0]),
+        &mut seen,
+    );
+    let (sp_games, skipped) =
+        xq_data::read_pgn_files(std::slice::from_ref(&selfplay_pgn.to_path_buf()))
+            .with_context(|| format!("cannot read {}", selfplay_pgn.display()))?;
+    ensure!(
+        skipped.is_empty(),
+        "{} games of {} cannot be read",
+        skipped.len(),
+        selfplay_pgn.display()
+    );
+    let selfplay = candidates(
+        &sp_games,
+        PositionSet::Selfplay,
+        &file_name(selfplay_pgn),
+        &mut seen,
+    );
+    progress(&format!(
+        "candidates: {} master positions of {} held-out games, {} self-play positions of {} games",
+        master.len(),
+        held_out.len(),
+        selfplay.len(),
+        sp_games.len()
+    ));
+    Ok([shuffled(master, seed), shuffled(selfplay, seed)])
+}
+
+/// The first `n` entries of each position set, in file order (a quick look).
+pub fn first_of_each_set(entries: &mut Vec<OracleEntry>, n: usize) {
+    let mut seen = [0usize; 2];
+    entries.retain(|e| {
+        let k = usize::from(e.line.set == PositionSet::Selfplay);
+        seen[k] += 1;
+        seen[k] <= n
+    });
+}
+
 /// Judges candidates with the oracle until `out` holds `count` entries of each set,
 /// appending one line per position as it is judged (so a stopped run resumes where it
 /// stopped: positions already in `out` are kept and not judged again). `pools` holds

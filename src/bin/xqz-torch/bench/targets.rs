@@ -14,16 +14,13 @@
 //! with one thread and MultiPV over every legal move. It resumes: positions already in
 //! the file are kept.
 
-use std::{collections::HashSet, path::PathBuf};
+use std::path::PathBuf;
 
 use anyhow::{Context, Result, ensure};
 use xq_nn::{Evaluator, LoadOptions, UniformEvaluator};
 use xq_pipeline::{
     config::RunConfig,
-    targets::{
-        self,
-        oracle::{self, PositionSet},
-    },
+    targets::{self, oracle},
 };
 
 #[derive(clap::Args, Debug)]
@@ -94,12 +91,7 @@ pub fn bench_targets(a: &TargetsArgs) -> Result<()> {
     }
     let mut entries = oracle::load_oracle(&a.oracle)?;
     if let Some(n) = a.limit {
-        let mut seen = [0usize; 2];
-        entries.retain(|e| {
-            let k = usize::from(e.line.set == PositionSet::Selfplay);
-            seen[k] += 1;
-            seen[k] <= n
-        });
+        oracle::first_of_each_set(&mut entries, n);
     }
     let selfplay: Vec<_> = configs.iter().map(|c| c.selfplay.clone()).collect();
     let arms = targets::shipped_arms(&selfplay, a.quiescence)?;
@@ -152,66 +144,17 @@ pub fn bench_targets(a: &TargetsArgs) -> Result<()> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
             std::fs::create_dir_all(dir)?;
         }
-        std::fs::write(path, serde_json::to_string_pretty(&report)? + "\n")
-            .with_context(|| format!("cannot write {}", path.display()))?;
+        xq_run::write_atomic(
+            path,
+            (serde_json::to_string_pretty(&report)? + "\n").as_bytes(),
+        )
+        .with_context(|| format!("cannot write {}", path.display()))?;
     }
     Ok(())
 }
 
 fn make_oracle(a: &TargetsArgs, config: &RunConfig) -> Result<()> {
-    let pretrain = config
-        .train
-        .data
-        .pretrain
-        .as_ref()
-        .context("the first config has no [train.pretrain]: no master games")?;
-    let (games, _) =
-        xq_data::read_pgn_files(&pretrain.pgn).context("cannot read the master games")?;
-    let split = xq_data::SplitConfig {
-        held_out_permille: pretrain.held_out_permille,
-        salt: 0,
-    };
-    let held_out: Vec<_> = games
-        .into_iter()
-        .filter(|g| split.is_held_out(xq_data::game_hash(&g.start, &g.moves)))
-        .collect();
-    let file_name = |p: &std::path::Path| {
-        p.file_name()
-            .map_or_else(String::new, |n| n.to_string_lossy().into_owned())
-    };
-    let mut seen = HashSet::new();
-    let master = oracle::candidates(
-        &held_out,
-        PositionSet::Master,
-        &file_name(&pretrain.pgn[0]),
-        &mut seen,
-    );
-    let (sp_games, skipped) = xq_data::read_pgn_files(std::slice::from_ref(&a.selfplay_pgn))
-        .with_context(|| format!("cannot read {}", a.selfplay_pgn.display()))?;
-    ensure!(
-        skipped.is_empty(),
-        "{} games of {} cannot be read",
-        skipped.len(),
-        a.selfplay_pgn.display()
-    );
-    let selfplay = oracle::candidates(
-        &sp_games,
-        PositionSet::Selfplay,
-        &file_name(&a.selfplay_pgn),
-        &mut seen,
-    );
-    eprintln!(
-        "candidates: {} master positions of {} held-out games, {} self-play positions of {} games",
-        master.len(),
-        held_out.len(),
-        selfplay.len(),
-        sp_games.len()
-    );
-    let pools = [
-        oracle::shuffled(master, a.sample_seed),
-        oracle::shuffled(selfplay, a.sample_seed),
-    ];
-    oracle::make_oracle(&pools, a.count, &a.fsf, a.depth, &a.oracle, &mut |l| {
-        eprintln!("{l}")
-    })
+    let mut log = |l: &str| eprintln!("{l}");
+    let pools = oracle::pools_of(config, &a.selfplay_pgn, a.sample_seed, &mut log)?;
+    oracle::make_oracle(&pools, a.count, &a.fsf, a.depth, &a.oracle, &mut log)
 }
