@@ -104,8 +104,10 @@ pub mod output;
 pub mod policy;
 
 pub use backend::{
-    BACKEND_ENV, BackendChoice, BadBackendChoice, BadDevice, DeviceChoice, LoadOptions,
-    NetworkBackend, NoBackend, cuda_device_present,
+    BACKEND_ENV, BackendChoice, BadBackendChoice, BadDevice, BadInference, BadPrecision,
+    CHOICE_MARGIN, DeviceChoice, Inference, InferenceBackend, LoadOptions, Measured,
+    NetworkBackend, NoBackend, PRECISION_ENV, Precision, choose_fastest, cpu_has_bf16,
+    cuda_device_present,
 };
 pub use encode::{
     ENCODING_VERSION, EncodeError, EncoderConfig, PLANE_SIZE, encode_batch_into, encode_eval_batch,
