@@ -3,7 +3,18 @@
 //! One `TorchEvaluator` is owned by one thread at a time (it is `Send`, not `Sync`, as
 //! tch tensors are): a multi-threaded search funnels its batches to the thread that owns
 //! it. Inference runs without autograd, with batch norm in inference mode, in half
-//! precision on a GPU and f32 on the CPU.
+//! precision on a GPU and f32 on the CPU unless [`EvaluatorOptions::precision`] asks for
+//! another.
+//!
+//! **bf16.** With [`Precision::Bf16`] the convolutions' and linear layers' weights and
+//! biases are converted to bf16 once, when the network is loaded; each call converts its
+//! inputs to bf16 and the outputs back to f32 (the network's own casts,
+//! `Net::forward`). Batch norm keeps its f32 scale, shift and statistics, as in the
+//! trainer's mixed precision, so the only change to the numerics is bf16's rounding of
+//! the activations and weights (8 bits of mantissa; oneDNN accumulates in f32). On a CPU
+//! with AVX512-BF16 or AMX-BF16 this is where libtorch is fastest; without them oneDNN
+//! emulates bf16 and it is slower than f32, which is why `XQZ_BACKEND=auto` measures it
+//! only where the CPU has it (`xq_nn::cpu_has_bf16`).
 //!
 //! On the CPU an evaluator can hold several copies of the network
 //! ([`EvaluatorOptions::workers`]): each batch is cut into one part per copy, and the
@@ -24,7 +35,7 @@ use tch::nn::VarStore;
 use tch::{Device, Kind, Tensor};
 use xq_nn::encode::{BOARD_FILES, BOARD_RANKS, EncoderConfig, encode_eval_batch};
 use xq_nn::policy::{POLICY_SIZE, policy_indices_into};
-use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator};
+use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator, Inference, InferenceBackend, Precision};
 
 use crate::checkpoint::{self, Sidecar, read_tensors};
 use crate::config::{DeviceChoice, device_name};
@@ -46,7 +57,9 @@ pub enum WeightsChoice {
 pub struct EvaluatorOptions {
     pub device: DeviceChoice,
     pub weights: WeightsChoice,
-    /// Half precision: `None` = on a GPU only.
+    /// Half precision: `None` = on a GPU only. `Some(true)` is f16 whatever precision
+    /// [`TorchEvaluator::load_in`] is given, `Some(false)` rules f16 out (an f16 or
+    /// `Auto` precision becomes f32).
     pub half: Option<bool>,
     /// libtorch intra-op CPU threads of the thread that evaluates (0 = leave that
     /// thread's setting; with several `workers`, 0 means 1). libtorch's OpenMP thread count is a per-thread setting (a
@@ -59,6 +72,52 @@ pub struct EvaluatorOptions {
     /// calling thread. Each copy runs `threads` intra-op threads (at least one). A GPU
     /// evaluator always uses one copy.
     pub workers: usize,
+}
+
+/// The precision `precision` and `half` ([`EvaluatorOptions::half`]) give on a CUDA
+/// device (`cuda`) or the CPU: `half` applied to `precision`, and `Auto` resolved (f16
+/// on CUDA, f32 on the CPU).
+pub fn resolve_precision(precision: Precision, half: Option<bool>, cuda: bool) -> Precision {
+    let asked = match half {
+        Some(true) => Precision::F16,
+        Some(false) if matches!(precision, Precision::F16 | Precision::Auto) => Precision::F32,
+        _ => precision,
+    };
+    match asked {
+        Precision::Auto if cuda => Precision::F16,
+        Precision::Auto => Precision::F32,
+        explicit => explicit,
+    }
+}
+
+/// The tch kind a resolved precision computes in.
+fn compute_kind(precision: Precision) -> Kind {
+    match precision {
+        Precision::Auto | Precision::F32 => Kind::Float,
+        Precision::Bf16 => Kind::BFloat16,
+        Precision::F16 => Kind::Half,
+    }
+}
+
+/// Whether a variable of the network belongs to a batch norm (`stem.bn.weight`,
+/// `blocks.3.bn2.running_var`, `value.bn.bias`): those stay f32 in bf16 inference.
+fn is_batch_norm(name: &str) -> bool {
+    name.split('.')
+        .any(|part| matches!(part, "bn" | "bn1" | "bn2"))
+}
+
+/// Converts the convolutions' and linear layers' variables of `vs` to bf16 in place,
+/// once (the network's tensors share their storage, so its forward pass then casts
+/// nothing but its input); batch norm stays f32 (see the module documentation).
+fn weights_to_bf16(vs: &VarStore) -> Result<(), tch::TchError> {
+    let _guard = tch::no_grad_guard();
+    for (name, mut var) in vs.variables() {
+        if !is_batch_norm(&name) && var.kind() == Kind::Float {
+            let bf16 = var.f_to_kind(Kind::BFloat16)?;
+            var.f_set_data(&bf16)?;
+        }
+    }
+    Ok(())
 }
 
 /// One copy of the network, with what a forward pass needs.
@@ -78,7 +137,7 @@ impl Replica {
         weights: &Path,
         saved: &HashMap<String, Tensor>,
         device: Device,
-        half: bool,
+        kind: Kind,
         threads: usize,
     ) -> Result<Replica, TrainError> {
         let mut vs = VarStore::new(device);
@@ -86,16 +145,19 @@ impl Replica {
             let _guard = crate::net::init_lock();
             Net::new(&vs.root(), &sidecar.net)?
         };
-        if half {
+        if kind == Kind::Half {
             vs.half();
         }
         checkpoint::load_into(&vs.variables(), saved, weights)?;
+        if kind == Kind::BFloat16 {
+            weights_to_bf16(&vs)?;
+        }
         vs.freeze();
         Ok(Replica {
             _vs: vs,
             net,
             device,
-            kind: if half { Kind::Half } else { Kind::Float },
+            kind,
             planes: sidecar.net.encoder().planes(),
             threads,
         })
@@ -187,15 +249,30 @@ pub struct TorchEvaluator {
     sidecar: Sidecar,
     inputs: Vec<f32>,
     indices: Vec<u16>,
+    inference: Inference,
 }
 
 impl TorchEvaluator {
     /// Loads a checkpoint: a sidecar `.json`, a checkpoint directory or a run directory
     /// (their newest checkpoint). Refuses a checkpoint of another encoding version or
-    /// policy index with an error saying so.
+    /// policy index with an error saying so. Its precision is f16 on a GPU and f32 on
+    /// the CPU ([`EvaluatorOptions::half`] may say otherwise); [`load_in`](Self::load_in)
+    /// chooses another.
     pub fn load(
         path: impl AsRef<Path>,
         options: EvaluatorOptions,
+    ) -> Result<TorchEvaluator, TrainError> {
+        TorchEvaluator::load_in(path, options, Precision::Auto)
+    }
+
+    /// [`load`](Self::load) in `precision` ([`Precision::Auto`]: f16 on a GPU, f32 on
+    /// the CPU; see the module documentation for bf16). It is an argument rather than a
+    /// field of [`EvaluatorOptions`] so that callers that spell out every option keep
+    /// compiling; [`TorchBackend`] passes `xq_nn::LoadOptions::precision` here.
+    pub fn load_in(
+        path: impl AsRef<Path>,
+        options: EvaluatorOptions,
+        precision: Precision,
     ) -> Result<TorchEvaluator, TrainError> {
         let sidecar_path = checkpoint::resolve(path.as_ref())?;
         let sidecar = Sidecar::read(&sidecar_path)?;
@@ -205,7 +282,7 @@ impl TorchEvaluator {
         };
         let weights_path = sidecar_path.parent().unwrap_or(Path::new(".")).join(file);
         let device = crate::config::tch_device(options.device);
-        let half = options.half.unwrap_or(device.is_cuda());
+        let precision = resolve_precision(precision, options.half, device.is_cuda());
         let copies = if device.is_cuda() {
             1
         } else {
@@ -220,7 +297,8 @@ impl TorchEvaluator {
             options.threads
         };
         let saved = read_tensors(&weights_path)?;
-        let load = || Replica::load(&sidecar, &weights_path, &saved, device, half, threads);
+        let kind = compute_kind(precision);
+        let load = || Replica::load(&sidecar, &weights_path, &saved, device, kind, threads);
         let replica = load()?;
         let workers = (1..copies)
             .map(|i| Worker::spawn(load()?, i))
@@ -230,7 +308,11 @@ impl TorchEvaluator {
             weights_path.display(),
             device_name(device),
             options.weights,
-            if half { ", f16" } else { "" }
+            match precision {
+                Precision::F32 | Precision::Auto => "",
+                Precision::Bf16 => ", bf16",
+                Precision::F16 => ", f16",
+            }
         );
         Ok(TorchEvaluator {
             replica,
@@ -240,7 +322,21 @@ impl TorchEvaluator {
             sidecar,
             inputs: Vec::new(),
             indices: Vec::new(),
+            inference: Inference {
+                backend: if device.is_cuda() {
+                    InferenceBackend::TorchCuda
+                } else {
+                    InferenceBackend::Torch
+                },
+                precision,
+            },
         })
+    }
+
+    /// The backend and precision this evaluator runs with (`torch-f32`, `torch-bf16`,
+    /// `torch-cuda-f16`, …).
+    pub fn inference(&self) -> Inference {
+        self.inference
     }
 
     /// The loaded checkpoint's sidecar (architecture, step, …).
@@ -386,7 +482,8 @@ pub fn resolve_checkpoint(path: impl AsRef<Path>) -> Result<PathBuf, TrainError>
 pub struct TorchBackend;
 
 impl From<&xq_nn::LoadOptions> for EvaluatorOptions {
-    /// The seam's options, with the EMA weights and the precision the device implies.
+    /// The seam's options, with the EMA weights (`precision` `Auto`: the one the
+    /// device implies).
     fn from(options: &xq_nn::LoadOptions) -> EvaluatorOptions {
         EvaluatorOptions {
             device: options.device,
@@ -403,7 +500,7 @@ impl xq_nn::NetworkBackend for TorchBackend {
         path: &Path,
         options: &xq_nn::LoadOptions,
     ) -> Result<Box<dyn Evaluator>, xq_nn::backend::LoadError> {
-        TorchEvaluator::load(path, options.into())
+        TorchEvaluator::load_in(path, options.into(), options.precision)
             .map(|ev| Box::new(ev) as Box<dyn Evaluator>)
             .map_err(xq_nn::backend::LoadError::new)
     }
@@ -415,9 +512,277 @@ impl xq_nn::NetworkBackend for TorchBackend {
     fn name(&self) -> &'static str {
         "torch"
     }
+
+    fn inference(&self, options: &xq_nn::LoadOptions) -> Option<Inference> {
+        let cuda = crate::config::tch_device(options.device).is_cuda();
+        Some(Inference {
+            backend: if cuda {
+                InferenceBackend::TorchCuda
+            } else {
+                InferenceBackend::Torch
+            },
+            precision: resolve_precision(options.precision, None, cuda),
+        })
+    }
 }
 
 /// Registers [`TorchBackend`] as this process's network backend (idempotent).
 pub fn register_backend() {
     xq_nn::backend::register(Box::new(TorchBackend));
+}
+
+#[cfg(test)]
+mod tests {
+    //! bf16 inference against f32 on random networks.
+    //!
+    //! **Tolerance.** bf16 keeps 8 bits of mantissa: every activation and weight is
+    //! rounded by up to 2⁻⁹ ≈ 0.2% of itself (a product by up to 0.4%), and oneDNN
+    //! accumulates in f32, so each layer adds an error of about 0.4% of its output's
+    //! scale and the errors of independent layers add like a random walk: √(2·blocks+3)
+    //! layers' worth, 1.2-1.6% for the two nets here. Logits may therefore differ by at
+    //! most 3% of `1 + max |logit|` of the batch (twice that; measured 1.1-1.5%, printed
+    //! by the test). A probability of a softmax moves by at most half the largest change
+    //! of its logits (the slope `p(1-p)` is at most ¼, over a spread of twice the
+    //! largest change), so the policy and WDL probabilities may differ by half the logit
+    //! bound. Random networks have larger logits than trained ones (max |value logit|
+    //! 7.7 here), which is why the bound scales with them. A wrong conversion (batch
+    //! norm on another layer's statistics, weights left unloaded) moves logits by their
+    //! own size and fails by an order of magnitude; bf16 not running at all fails the
+    //! check that the outputs differ from f32's.
+
+    use std::path::Path;
+
+    use tch::nn::VarStore;
+    use tch::{Device, Kind, Tensor};
+    use xq_core::Position;
+    use xq_nn::{EvalInput, Evaluator, Inference, NetworkBackend, Precision};
+
+    use super::*;
+    use crate::checkpoint::{write_sidecar, write_tensors};
+    use crate::config::NetConfig;
+
+    /// Writes a network of `cfg` with every parameter random (batch-norm statistics
+    /// included: a fresh network's identity batch norms and zeroed residual branches
+    /// would hide a wrong conversion) as a checkpoint in `dir`.
+    fn random_checkpoint(dir: &Path, cfg: &NetConfig, seed: i64) {
+        std::fs::create_dir_all(dir).unwrap();
+        let vs = VarStore::new(Device::Cpu);
+        let _net = {
+            let _guard = crate::net::init_lock();
+            tch::manual_seed(seed);
+            Net::new(&vs.root(), cfg).unwrap()
+        };
+        let mut vars: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
+        vars.sort_by(|a, b| a.0.cmp(&b.0));
+        tch::no_grad(|| {
+            for (name, t) in &mut vars {
+                let size = t.size();
+                let uniform = |lo: f64, hi: f64| {
+                    Tensor::rand(&size, (Kind::Float, Device::Cpu)) * (hi - lo) + lo
+                };
+                let normal = |sd: f64| Tensor::randn(&size, (Kind::Float, Device::Cpu)) * sd;
+                let value = if name.ends_with("running_var")
+                    || (is_batch_norm(name) && name.ends_with(".weight"))
+                {
+                    uniform(0.5, 1.5)
+                } else if name.ends_with("running_mean") || name.ends_with(".bias") {
+                    normal(0.1)
+                } else if name.contains("gpool") {
+                    normal(0.05)
+                } else {
+                    continue;
+                };
+                t.copy_(&value);
+            }
+        });
+        write_tensors(&dir.join("net.safetensors"), &vars).unwrap();
+        let mut sc = Sidecar::new(cfg.clone(), 1, 0, seed as u64);
+        sc.weights = "net.safetensors".into();
+        sc.ema = "net.safetensors".into();
+        write_sidecar(&sc, &dir.join("ckpt-0000000001.json")).unwrap();
+    }
+
+    /// Positions of seeded random games, each with its history.
+    fn histories(count: usize, seed: u64) -> Vec<Vec<Position>> {
+        let mut rng = xq_core::hash::SplitMix64::new(seed);
+        let mut out = Vec::new();
+        while out.len() < count {
+            let mut game = vec![Position::startpos()];
+            for _ in 0..rng.next_u64() % 50 {
+                let pos = game.last().unwrap();
+                let moves = pos.legal_moves();
+                if moves.is_empty() {
+                    break;
+                }
+                let mut p = pos.clone();
+                p.play(moves[(rng.next_u64() % moves.len() as u64) as usize])
+                    .unwrap();
+                game.push(p);
+            }
+            if game.last().unwrap().has_legal_move() {
+                out.push(game);
+            }
+        }
+        out
+    }
+
+    fn max_abs(x: &[f32]) -> f32 {
+        x.iter().fold(0.0, |m, v| m.max(v.abs()))
+    }
+
+    fn max_diff(a: &[f32], b: &[f32]) -> f32 {
+        assert_eq!(a.len(), b.len());
+        a.iter().zip(b).fold(0.0, |m, (x, y)| m.max((x - y).abs()))
+    }
+
+    fn load(dir: &Path, precision: Precision, workers: usize) -> TorchEvaluator {
+        TorchEvaluator::load_in(
+            dir,
+            EvaluatorOptions {
+                device: DeviceChoice::Cpu,
+                threads: 1,
+                workers,
+                ..EvaluatorOptions::default()
+            },
+            precision,
+        )
+        .unwrap()
+    }
+
+    #[test]
+    fn bf16_outputs_are_close_to_f32_ones_on_random_networks() {
+        let root = std::env::temp_dir().join(format!("xq-train-bf16-{}", std::process::id()));
+        let nets = [
+            (
+                "3x32 quickstart",
+                NetConfig {
+                    blocks: 3,
+                    channels: 32,
+                    ..NetConfig::small()
+                },
+            ),
+            (
+                "6x24 h2 pooled",
+                NetConfig {
+                    blocks: 6,
+                    channels: 24,
+                    history: 2,
+                    global_pool: true,
+                    value_channels: 3,
+                    value_hidden: 20,
+                },
+            ),
+        ];
+        let games = histories(13, 3);
+        let moves: Vec<Vec<_>> = games
+            .iter()
+            .map(|g| g.last().unwrap().legal_moves().to_vec())
+            .collect();
+        let batch: Vec<EvalInput<'_>> = games
+            .iter()
+            .zip(&moves)
+            .map(|(g, m)| EvalInput {
+                history: g,
+                moves: m,
+            })
+            .collect();
+        for (i, (label, cfg)) in nets.iter().enumerate() {
+            let dir = root.join(format!("net{i}"));
+            random_checkpoint(&dir, cfg, 40 + i as i64);
+            let mut f32 = load(&dir, Precision::F32, 1);
+            // Two copies: the bf16 conversion happens in every copy of the network.
+            let mut bf16 = load(&dir, Precision::Bf16, 2);
+            assert_eq!(f32.inference(), Inference::TORCH_F32);
+            assert_eq!(bf16.inference(), Inference::TORCH_BF16);
+            assert!(bf16.name().contains("bf16"), "{}", bf16.name());
+            let encoder = cfg.encoder();
+            let mut inputs = vec![0.0; batch.len() * encoder.input_len()];
+            xq_nn::encode_eval_batch(&batch, &encoder, &mut inputs).unwrap();
+            let (fp, fv) = f32.forward_raw(&inputs, batch.len()).unwrap();
+            let (bp, bv) = bf16.forward_raw(&inputs, batch.len()).unwrap();
+            assert!(
+                fp != bp && fv != bv,
+                "{label}: bf16 gave f32's logits bit for bit"
+            );
+            let (dp, dv) = (max_diff(&fp, &bp), max_diff(&fv, &bv));
+            let (sp, sv) = (0.03 * (1.0 + max_abs(&fp)), 0.03 * (1.0 + max_abs(&fv)));
+            eprintln!(
+                "{label}: bf16 against f32: policy logits max |Δ| {dp:.2e} (bound {sp:.2e}), \
+                 value logits {dv:.2e} (bound {sv:.2e})"
+            );
+            assert!(dp <= sp, "{label}: policy logits differ by {dp} > {sp}");
+            assert!(dv <= sv, "{label}: value logits differ by {dv} > {sv}");
+            // Through the Evaluator contract: probabilities within half the logit bound.
+            let a = f32.evaluate(&batch).unwrap();
+            let b = bf16.evaluate(&batch).unwrap();
+            for (k, (x, y)) in a.iter().zip(&b).enumerate() {
+                let sum: f32 = y.policy.iter().sum();
+                assert!(
+                    (sum - 1.0).abs() < 1e-4,
+                    "{label}, {k}: policy sums to {sum}"
+                );
+                let (pp, pv) = (max_diff(&x.policy, &y.policy), max_diff(&x.wdl, &y.wdl));
+                assert!(pp <= sp / 2.0, "{label}, {k}: policy moved {pp}");
+                assert!(pv <= sv / 2.0, "{label}, {k}: wdl moved {pv}");
+            }
+        }
+        let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn precision_resolves_on_the_device_and_half_keeps_its_old_meaning() {
+        use Precision::{Auto, Bf16, F16, F32};
+        for (precision, half, cuda, want) in [
+            (Auto, None, false, F32),
+            (Auto, None, true, F16),
+            (Bf16, None, false, Bf16),
+            (Bf16, None, true, Bf16),
+            (F32, None, true, F32),
+            (Auto, Some(true), false, F16),
+            (Auto, Some(false), true, F32),
+            (F16, Some(false), true, F32),
+            (Bf16, Some(false), true, Bf16),
+        ] {
+            assert_eq!(
+                resolve_precision(precision, half, cuda),
+                want,
+                "{precision} with half {half:?}, cuda {cuda}"
+            );
+        }
+    }
+
+    #[test]
+    fn the_backend_names_the_precision_a_load_would_use() {
+        let options = |precision| xq_nn::LoadOptions {
+            device: xq_nn::DeviceChoice::Cpu,
+            precision,
+            ..xq_nn::LoadOptions::default()
+        };
+        assert_eq!(
+            TorchBackend.inference(&options(Precision::Auto)),
+            Some(Inference::TORCH_F32)
+        );
+        assert_eq!(
+            TorchBackend.inference(&options(Precision::Bf16)),
+            Some(Inference::TORCH_BF16)
+        );
+    }
+
+    #[test]
+    fn only_batch_norm_variables_are_batch_norm() {
+        for name in [
+            "stem.bn.weight",
+            "blocks.3.bn2.running_var",
+            "value.bn.bias",
+        ] {
+            assert!(is_batch_norm(name), "{name}");
+        }
+        for name in [
+            "stem.conv.weight",
+            "blocks.2.gpool.bias",
+            "value.fc1.weight",
+        ] {
+            assert!(!is_batch_norm(name), "{name}");
+        }
+    }
 }
