@@ -245,6 +245,14 @@ pub struct SelfplayEvent {
     /// earlier versions.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub device: Option<String>,
+    /// The backend and precision its networks run with, as `xq_nn::Inference` names
+    /// them: `native-f32`, `torch-f32`, `torch-bf16`, `torch-cuda-f16`. With
+    /// `XQZ_BACKEND=auto` on the CPU it is what the start-up measurement chose, which is
+    /// why it is recorded: the same config runs at different speeds (and, in bf16, with
+    /// slightly different numerics) on different machines. Absent in logs of earlier
+    /// versions and before the worker's first network is loaded.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub backend: Option<String>,
 }
 
 /// Which data a training stretch used.
@@ -493,6 +501,35 @@ mod tests {
             assert_eq!(v["kind"], r.event.kind(), "{line}");
             assert_eq!(EventLog::parse(&line).records, [r]);
         }
+    }
+
+    #[test]
+    fn a_selfplay_events_backend_round_trips_and_is_optional() {
+        let event = Event::Selfplay(SelfplayEvent {
+            worker: "w".into(),
+            games: 3,
+            device: Some("cpu".into()),
+            backend: Some("torch-bf16".into()),
+            ..SelfplayEvent::default()
+        });
+        let line = serde_json::to_string(&Record { time: None, event }).unwrap();
+        assert!(line.contains(r#""backend":"torch-bf16""#), "{line}");
+        let read = EventLog::parse(&line).records;
+        let Event::Selfplay(back) = &read[0].event else {
+            panic!("{line}")
+        };
+        assert_eq!(back.backend.as_deref(), Some("torch-bf16"));
+        // Without one (an earlier version, no network yet) it is absent, and a line
+        // without it reads as none.
+        let none = Event::Selfplay(SelfplayEvent::default());
+        let line = serde_json::to_string(&none).unwrap();
+        assert!(!line.contains("backend"), "{line}");
+        let old = r#"{"kind":"selfplay","worker":"w","games":2,"device":"cpu"}"#;
+        let read = EventLog::parse(old).records;
+        let Event::Selfplay(back) = &read[0].event else {
+            panic!("{old}")
+        };
+        assert_eq!((back.games, back.backend.as_deref()), (2, None));
     }
 
     #[test]
