@@ -50,6 +50,10 @@ pub struct Network {
     pub watcher: Box<dyn ModelSource>,
     /// Where its networks are evaluated, `cpu` or `cuda:N`, for the `selfplay` events.
     pub device: String,
+    /// The backend and precision its networks run with (`torch-bf16`, …), for the
+    /// `selfplay` events: asked at each event, since `XQZ_BACKEND=auto` decides when
+    /// the first network loads (`None` before, or from a backend that cannot say).
+    pub inference: InferenceSource,
 }
 
 impl std::fmt::Debug for Network {
@@ -57,6 +61,7 @@ impl std::fmt::Debug for Network {
         f.debug_struct("Network")
             .field("evaluator", &self.evaluator.name())
             .field("device", &self.device)
+            .field("inference", &(self.inference)())
             .finish_non_exhaustive()
     }
 }
@@ -177,7 +182,8 @@ pub fn book(config: &RunConfig) -> Result<Option<Arc<Book>>> {
 
 /// How self-play loads its networks: `[selfplay] threads` intra-op threads in each of
 /// `[selfplay] eval_workers` copies (0 = one per core this process may use), never more
-/// copies than `max_batch`: a copy beyond it would never get a part of a batch.
+/// copies than `max_batch`: a copy beyond it would never get a part of a batch. Its
+/// batch is `max_batch`, which `XQZ_BACKEND=auto` measures at.
 pub fn evaluator_options(config: &SelfplayConfig) -> xq_nn::LoadOptions {
     let workers = match config.eval_workers {
         0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
@@ -186,6 +192,7 @@ pub fn evaluator_options(config: &SelfplayConfig) -> xq_nn::LoadOptions {
     xq_nn::LoadOptions {
         threads: config.threads,
         workers: workers.min(config.max_batch.max(1)),
+        batch: config.max_batch,
         ..xq_nn::LoadOptions::default()
     }
 }
@@ -247,6 +254,7 @@ pub fn accepted_network(run: &RunDir, config: &SelfplayConfig) -> Result<Network
         evaluator: with_leaf_quiescence(evaluator, weight)?,
         watcher: Box::new(watcher),
         device,
+        inference: Box::new(move || backend.inference(&options)),
     })
 }
 
@@ -281,7 +289,8 @@ pub fn play(
             &network.device,
             session.games_before,
             every,
-        ),
+        )
+        .with_inference(network.inference),
     });
     let options = RunOptions {
         run_dir: Some(run.root().to_path_buf()),
@@ -398,12 +407,17 @@ struct SelfplayEvents {
     worker: String,
     /// Where the worker evaluates its networks.
     device: String,
+    /// What runs them (`torch-bf16`, …), asked at each event.
+    inference: Option<InferenceSource>,
     games_before: u64,
     /// The period of the progress reports (events are due when a report comes within
     /// half of it).
     every: Duration,
     state: Mutex<EventState>,
 }
+
+/// What a session's `selfplay` events ask for the backend and precision in use.
+type InferenceSource = Box<dyn Fn() -> Option<xq_nn::Inference> + Send + Sync>;
 
 struct EventState {
     tb: TbLogger,
@@ -426,6 +440,7 @@ impl SelfplayEvents {
             run: run.clone(),
             worker: worker.to_owned(),
             device: device.to_owned(),
+            inference: None,
             games_before,
             every,
             state: Mutex::new(EventState {
@@ -435,6 +450,12 @@ impl SelfplayEvents {
                 busy_mark: (Duration::ZERO, Duration::ZERO),
             }),
         }
+    }
+
+    /// These events name the backend and precision `inference` reports.
+    fn with_inference(mut self, inference: InferenceSource) -> SelfplayEvents {
+        self.inference = Some(inference);
+        self
     }
 
     fn observe(&self, s: &Snapshot, obs: &SharedObserver) {
@@ -465,10 +486,13 @@ impl SelfplayEvents {
             s.elapsed.saturating_sub(wall),
         );
         st.busy_mark = (s.elapsed, s.eval_busy);
-        if let Err(e) = self
-            .run
-            .record(selfplay_event(&self.worker, &self.device, s, recent))
-        {
+        if let Err(e) = self.run.record(selfplay_event(
+            &self.worker,
+            &self.device,
+            self.inference.as_ref().and_then(|f| f()),
+            s,
+            recent,
+        )) {
             obs.warn(&format!("selfplay: warning: {e:#}"));
         }
         log_tensorboard(&mut st.tb, s, self.games_before + s.games, obs);
@@ -483,7 +507,13 @@ fn busy_share(busy: Duration, wall: Duration) -> Option<f64> {
 /// The fields of a `selfplay` event (ARCHITECTURE.md, "The run directory"): the
 /// worker's counters so far (cumulative for that worker), and `recent`, the evaluator's
 /// busy share since its previous event.
-fn selfplay_event(worker: &str, device: &str, s: &Snapshot, recent: Option<f64>) -> Event {
+fn selfplay_event(
+    worker: &str,
+    device: &str,
+    inference: Option<xq_nn::Inference>,
+    s: &Snapshot,
+    recent: Option<f64>,
+) -> Event {
     Event::Selfplay(SelfplayEvent {
         worker: worker.to_owned(),
         seconds: s.elapsed.as_secs_f64(),
@@ -516,6 +546,7 @@ fn selfplay_event(worker: &str, device: &str, s: &Snapshot, recent: Option<f64>)
         model_swaps: s.model_swaps,
         held_out_games: s.held_out,
         device: Some(device.to_owned()),
+        backend: inference.map(|i| i.to_string()),
     })
 }
 
@@ -794,5 +825,35 @@ mod tests {
         assert_eq!(count(), 2);
         assert_eq!(selfplay().pop().unwrap().games, 4);
         assert!(recorder.lines().is_empty(), "{:?}", recorder.lines());
+    }
+
+    #[test]
+    fn selfplay_events_name_the_backend_in_use_when_they_are_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let (_recorder, obs) = Recorder::new(false);
+        let chosen = Arc::new(Mutex::new(None));
+        let source = chosen.clone();
+        let e = SelfplayEvents::new(&run, "w", "cpu", 0, LIVE_EVERY)
+            .with_inference(Box::new(move || *source.lock().unwrap()));
+        let snap = |games| Snapshot {
+            games,
+            positions: 10 * games,
+            ..Snapshot::default()
+        };
+        // Before the first network is loaded the choice is not made: no field.
+        e.finish(&snap(1), &obs);
+        *chosen.lock().unwrap() = Some(xq_nn::Inference::TORCH_BF16);
+        e.finish(&snap(2), &obs);
+        let backends: Vec<Option<String>> = run
+            .events()
+            .unwrap()
+            .events()
+            .filter_map(|e| match e {
+                Event::Selfplay(s) => Some(s.backend.clone()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(backends, [None, Some("torch-bf16".to_owned())]);
     }
 }
