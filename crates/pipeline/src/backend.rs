@@ -157,25 +157,29 @@ pub struct Decision {
 }
 
 impl std::fmt::Display for Decision {
+    /// `torch-bf16 for 3x32 at batch 24 (2 copies of 1 thread): native-f32 2337,
+    /// torch-f32 3170, torch-bf16 3809 positions/s`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rates: Vec<String> = self
+            .measured
+            .iter()
+            .map(|m| format!("{} {:.0}", m.inference, m.positions_per_second))
+            .collect();
+        let threads = match self.threads {
+            0 => "the default threads".to_owned(),
+            1 => "1 thread".to_owned(),
+            n => format!("{n} threads"),
+        };
         write!(
             f,
-            "{} for {}x{} at batch {} ({} copies, {} threads):",
+            "{} for {}x{} at batch {} ({} copies of {threads}): {} positions/s",
             self.chosen,
             self.net.blocks,
             self.net.channels,
             self.batch,
             self.workers.max(1),
-            self.threads
-        )?;
-        for m in &self.measured {
-            write!(
-                f,
-                " {} {:.0} positions/s;",
-                m.inference, m.positions_per_second
-            )?;
-        }
-        Ok(())
+            rates.join(", ")
+        )
     }
 }
 

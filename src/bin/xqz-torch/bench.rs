@@ -82,9 +82,43 @@ struct ContentionArgs {
     core: usize,
     /// Also measure idle self-play with the native CPU backend (xq-native) in every
     /// round, on the same network, one thread per evaluator copy, and report it
-    /// against libtorch's.
+    /// against libtorch's (the same as adding `native-f32` to `--backends`).
     #[arg(long)]
     native: bool,
+    /// Backends whose idle self-play is measured in every round, on the same network
+    /// and settings, comma-separated: `torch-f32` (libtorch, the reference: the first
+    /// one is what the others are reported against, and what the contended arm runs),
+    /// `native-f32`, `torch-bf16`, and `auto` (what `XQZ_BACKEND=auto` chooses by its
+    /// start-up measurement, which is printed).
+    #[arg(long, value_delimiter = ',', default_value = "torch-f32")]
+    backends: Vec<BenchBackend>,
+}
+
+/// One backend `xqz bench contention` measures: a fixed one, or the automatic choice.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum BenchBackend {
+    Fixed(xq_nn::Inference),
+    Auto,
+}
+
+impl std::str::FromStr for BenchBackend {
+    type Err = xq_nn::BadInference;
+
+    fn from_str(s: &str) -> Result<BenchBackend, xq_nn::BadInference> {
+        match s.trim() {
+            "auto" => Ok(BenchBackend::Auto),
+            other => other.parse().map(BenchBackend::Fixed),
+        }
+    }
+}
+
+impl std::fmt::Display for BenchBackend {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BenchBackend::Fixed(i) => i.fmt(f),
+            BenchBackend::Auto => f.write_str("auto"),
+        }
+    }
 }
 
 #[derive(clap::Args, Debug)]
@@ -515,9 +549,18 @@ fn bench_train(a: &TrainBenchArgs) -> Result<()> {
             threads: a.threads,
             ..Default::default()
         };
+        let cuda = xq_train::tch_device(device).is_cuda();
+        let inference = xq_nn::Inference {
+            backend: if cuda {
+                xq_nn::InferenceBackend::TorchCuda
+            } else {
+                xq_nn::InferenceBackend::Torch
+            },
+            precision: xq_train::evaluator::resolve_precision(xq_nn::Precision::Auto, None, cuda),
+        };
         for r in evaluator_throughput(&net, options, &a.eval_batches, a.eval_seconds)? {
             println!(
-                "evaluator: batch {:>4}: {:>9.0} positions/s",
+                "evaluator ({inference}): batch {:>4}: {:>9.0} positions/s",
                 r.batch_size, r.positions_per_sec
             );
         }
@@ -548,13 +591,33 @@ impl Drop for Hog {
     }
 }
 
-/// `xqz bench contention`: see [`What::Contention`].
+/// `xqz bench contention`: see [`What::Contention`]. Every arm loads the same randomly
+/// initialised network, written once as a checkpoint, through the backend it names
+/// ([`xq_pipeline::backend::load_as`]; `auto` through a [`ProcessBackend`] of its own,
+/// whose decision is printed), so the arms differ in the backend alone.
+///
+/// [`ProcessBackend`]: xq_pipeline::backend::ProcessBackend
 fn bench_contention(a: &ContentionArgs) -> Result<()> {
+    use xq_nn::{Inference, InferenceBackend, NetworkBackend};
+    use xq_pipeline::backend::{ProcessBackend, load_as};
     use xq_selfplay::{RunOptions, Snapshot};
     ensure!(
         a.seconds > 0.0 && a.rounds > 0,
         "--seconds and --rounds must be positive"
     );
+    let mut backends = a.backends.clone();
+    if a.native && !backends.contains(&BenchBackend::Fixed(Inference::NATIVE_F32)) {
+        backends.push(BenchBackend::Fixed(Inference::NATIVE_F32));
+    }
+    ensure!(!backends.is_empty(), "--backends names none");
+    for b in &backends {
+        if let BenchBackend::Fixed(i) = b {
+            ensure!(
+                i.backend != InferenceBackend::TorchCuda,
+                "--backends {i}: this benchmark runs on the CPU"
+            );
+        }
+    }
     let cfg = xq_pipeline::config::RunConfig::load(&a.config)?;
     let mut selfplay = cfg.selfplay.clone();
     if let Some(t) = a.threads {
@@ -564,14 +627,16 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
         selfplay.eval_workers = w;
     }
     let net = cfg.train.trainer.net.clone();
-    let options = xq_train::EvaluatorOptions {
-        device: xq_train::DeviceChoice::Cpu,
-        ..(&xq_pipeline::selfplay::evaluator_options(&selfplay)).into()
+    let load_options = xq_nn::LoadOptions {
+        device: xq_nn::DeviceChoice::Cpu,
+        ..xq_pipeline::selfplay::evaluator_options(&selfplay)
     };
+    let options = xq_train::EvaluatorOptions::from(&load_options);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
         "contention: {} ({}x{} network, {} games at once, {} search threads, max batch {}, \
-         evaluator: {} copies of {} threads), {} cores available, {} s a measurement, {} rounds",
+         evaluator: {} copies of {} threads), {} cores available, {} s a measurement, {} rounds, \
+         backends {}",
         a.config.display(),
         net.blocks,
         net.channels,
@@ -587,7 +652,12 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
         },
         cores,
         a.seconds,
-        a.rounds
+        a.rounds,
+        backends
+            .iter()
+            .map(ToString::to_string)
+            .collect::<Vec<_>>()
+            .join(", ")
     );
     let dir = std::env::temp_dir().join(format!("xqz-bench-contention-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -599,17 +669,26 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
             a.seconds.min(5.0),
         )?;
         let peak = peak.first().map_or(0.0, |r| r.positions_per_sec);
-        let measure = |seed: u64, name: &str| -> Result<Snapshot> {
-            let net_dir = dir.join(format!("{name}-{seed}"));
-            let torch = xq_train::bench::scratch_evaluator(&net_dir, &net, options)?;
-            let evaluator: Box<dyn xq_nn::Evaluator> = if name == "native" {
-                drop(torch);
-                Box::new(xq_native::NativeEvaluator::load(
-                    &net_dir,
-                    options.workers.max(1),
-                )?)
-            } else {
-                Box::new(torch)
+        // One checkpoint for every arm: the same weights whatever the backend.
+        let net_dir = dir.join("net");
+        drop(xq_train::bench::scratch_evaluator(&net_dir, &net, options)?);
+        // `auto` measures once, as a process does, and keeps its decision.
+        let auto = ProcessBackend::new(
+            xq_nn::BackendChoice::Auto,
+            xq_nn::Precision::Auto,
+            false,
+            xq_nn::cpu_has_bf16(),
+        )?;
+        let measure = |seed: u64, backend: BenchBackend| -> Result<(Snapshot, Inference)> {
+            let (evaluator, inference) = match backend {
+                BenchBackend::Fixed(i) => (load_as(&net_dir, &load_options, i)?, i),
+                BenchBackend::Auto => {
+                    let ev = auto.load(&net_dir, &load_options)?;
+                    let chosen = auto
+                        .inference(&load_options)
+                        .context("the automatic choice named no backend")?;
+                    (ev, chosen)
+                }
             };
             let options = RunOptions {
                 run_dir: None,
@@ -619,68 +698,77 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
                 deadline: Some(Instant::now() + std::time::Duration::from_secs_f64(a.seconds)),
                 ..RunOptions::default()
             };
-            Ok(xq_selfplay::run(
+            let stats = xq_selfplay::run(
                 &selfplay,
                 &options,
                 evaluator,
                 Box::new(xq_selfplay::NoModelUpdates),
             )?
-            .stats)
+            .stats;
+            Ok((stats, inference))
         };
-        let (mut idle, mut busy, mut evals) = (Vec::new(), Vec::new(), Vec::new());
-        let mut native = Vec::new();
+        let reference = backends[0];
+        let mut idle: Vec<Vec<f64>> = vec![Vec::new(); backends.len()];
+        let (mut busy, mut evals) = (Vec::new(), Vec::new());
+        let mut used: Vec<Option<Inference>> = vec![None; backends.len()];
         for round in 0..a.rounds {
-            let s = measure(round as u64, "idle")?;
-            println!(
-                "round {}: idle      {}",
-                round + 1,
-                xq_selfplay::bench::report(&s)
-            );
-            idle.push(s.positions_per_sec());
-            evals.push(s.evals_per_sec());
-            if a.native {
-                let s = measure(round as u64, "native")?;
+            for (k, &b) in backends.iter().enumerate() {
+                let (s, inference) = measure(round as u64, b)?;
+                if b == BenchBackend::Auto && used[k].is_none() {
+                    for d in auto.decisions() {
+                        println!("auto: chose {d}");
+                    }
+                }
+                used[k] = Some(inference);
                 println!(
-                    "round {}: native    {}",
+                    "round {}: idle {:<10} ({inference}) {}",
                     round + 1,
+                    b.to_string(),
                     xq_selfplay::bench::report(&s)
                 );
-                native.push(s.positions_per_sec());
+                idle[k].push(s.positions_per_sec());
+                if k == 0 {
+                    evals.push(s.evals_per_sec());
+                }
             }
             let hog = Hog::start(a.core)?;
-            let s = measure(round as u64, "contended")?;
+            let (s, inference) = measure(round as u64, reference)?;
             drop(hog);
             println!(
-                "round {}: contended {}",
+                "round {}: contended {:<10} ({inference}) {}",
                 round + 1,
+                reference.to_string(),
                 xq_selfplay::bench::report(&s)
             );
             busy.push(s.positions_per_sec());
         }
-        let (idle, busy, evals) = (median(&idle), median(&busy), median(&evals));
-        if a.native {
-            let native = median(&native);
+        let idle: Vec<f64> = idle.iter().map(|v| median(v)).collect();
+        let (busy, evals) = (median(&busy), median(&evals));
+        for (k, b) in backends.iter().enumerate() {
+            let name = used[k].map_or_else(|| b.to_string(), |i| i.to_string());
             println!(
-                "self-play idle, native backend: {native:.1} positions/s = {:.2}x libtorch's \
+                "self-play idle, {b} ({name}): {:.1} positions/s = {:.2}x {reference}'s \
                  (medians of {} rounds)",
-                native / idle.max(f64::MIN_POSITIVE),
+                idle[k],
+                idle[k] / idle[0].max(f64::MIN_POSITIVE),
                 a.rounds
             );
         }
         println!(
-            "evaluator peak at batch {}: {:.0} positions/s",
+            "evaluator peak at batch {} (torch-f32): {:.0} positions/s",
             selfplay.max_batch, peak
         );
         println!(
-            "self-play idle: {idle:.1} positions/s, {evals:.0} network positions/s = {:.0}% of \
-             the evaluator's peak",
+            "self-play idle, {reference}: {:.1} positions/s, {evals:.0} network positions/s \
+             = {:.0}% of the torch-f32 evaluator's peak",
+            idle[0],
             100.0 * evals / peak.max(f64::MIN_POSITIVE)
         );
         println!(
-            "self-play beside a CPU-bound process on core {}: {busy:.1} positions/s = {:.0}% \
-             of idle (medians of {} rounds)",
+            "self-play beside a CPU-bound process on core {}, {reference}: {busy:.1} \
+             positions/s = {:.0}% of idle (medians of {} rounds)",
             a.core,
-            100.0 * busy / idle.max(f64::MIN_POSITIVE),
+            100.0 * busy / idle[0].max(f64::MIN_POSITIVE),
             a.rounds
         );
         Ok(())
