@@ -66,7 +66,7 @@ fn main() {
             encoder: EncoderConfig::default(),
             mirror: true,
             seed: 1,
-            q_ratio: 0.0,
+            value: xq_data::ValueTarget::RESULT,
             leaf_wdl: None,
         };
         let mut batch = Batch::new(batch_size, &cfg.encoder);
@@ -102,7 +102,7 @@ fn main() {
         encoder: EncoderConfig::default(),
         mirror: true,
         seed: 1,
-        q_ratio: 0.0,
+        value: xq_data::ValueTarget::RESULT,
         leaf_wdl: None,
     };
     let mut p = Prefetcher::new(

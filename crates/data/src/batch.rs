@@ -18,11 +18,21 @@
 //! worker reusing its own scratch, and a batch's buffers are reused from step to step.
 //!
 //! # Value targets
-//! With [`BatchConfig::q_ratio`] above 0, the value target of a record that has both a
-//! game result and a search value is `(1 − q) · z + q · root_wdl` (lc0's `q_ratio`): the
-//! search's root value is a lower-variance estimate of the outcome than the one game
-//! played from the position. Records without a search (supervised data: root value all
-//! zeros) keep the game result.
+//! [`ValueTarget`] says what a self-play record's value target is; records without a
+//! search (supervised data: root value all zeros) always keep their game result.
+//! - With `q_ratio` above 0, the target of a record that has both a game result and a
+//!   search value is `(1 − q) · z + q · s` (lc0's `q_ratio`): the search's value is a
+//!   lower-variance estimate of the outcome than the one game played from the position.
+//! - `s` is the record's own root value, or with `horizon` above 0 the short-term value
+//!   (KataGo's TD value targets): the root values of this and the game's later records,
+//!   each from this side's point of view, weighted by `(1 − λᵈ) · λ^(earlier plies)`
+//!   with `λ = 1 − 1/horizon` per ply, the game result taking the weight left at its
+//!   end. Every position of a game then has a target of its own rather than the one
+//!   result they all share, which a small network learns by heart.
+//! - With `share` below 1, only that share of the self-play records carries a value
+//!   target at all, chosen by a hash of the position so that the same positions carry
+//!   it in every batch (AlphaGo trained its value network on one position per game, as
+//!   successive positions of a game share their label).
 
 use ndarray::{Array1, Array2, Array4};
 use rand::{RngCore, SeedableRng};
@@ -34,10 +44,7 @@ use xq_nn::{
     policy::{POLICY_SIZE, mirror_index, policy_index},
 };
 
-use crate::{
-    record::{Chunk, PositionRecord},
-    window::Window,
-};
+use crate::{record::Chunk, window::Window};
 
 /// One slot of a batch: which window record, and whether it is mirrored.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -59,13 +66,41 @@ pub struct BatchConfig {
     pub mirror: bool,
     /// Seed of the sampling stream.
     pub seed: u64,
-    /// Share in [0, 1] of the value target taken from the search's root value instead
-    /// of the game result (see the module docs); 0 trains on results only.
-    pub q_ratio: f32,
+    /// The value target of self-play records (see the module docs).
+    pub value: ValueTarget,
     /// When set, each sample's [`Batch::leaf_wdl`] row is this function of its position
     /// (the unmirrored one): the search-time value the trainer's value loss is blended
     /// with (`[train] value_quiescence`). Unset, `leaf_wdl` is empty.
     pub leaf_wdl: Option<LeafWdl>,
+}
+
+/// What a self-play record's value target is (see the module docs). Held-out
+/// evaluation always measures against the game result ([`ValueTarget::RESULT`]).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ValueTarget {
+    /// Share in [0, 1] of the target taken from the search's value instead of the game
+    /// result; 0 trains on results only.
+    pub q_ratio: f32,
+    /// The short-term value's horizon in plies (at least 1); 0 mixes in the record's
+    /// own root value.
+    pub horizon: f32,
+    /// Share in (0, 1] of the self-play records that carry a value target.
+    pub share: f32,
+}
+
+impl ValueTarget {
+    /// The game result for every record: AlphaZero's target.
+    pub const RESULT: ValueTarget = ValueTarget {
+        q_ratio: 0.0,
+        horizon: 0.0,
+        share: 1.0,
+    };
+}
+
+impl Default for ValueTarget {
+    fn default() -> ValueTarget {
+        ValueTarget::RESULT
+    }
 }
 
 /// Where a trainer is in its data stream: saved in its checkpoint sidecar so that a
@@ -229,31 +264,19 @@ pub fn assemble(
         window.len(),
         &mut samples,
     )
-    .and_then(|()| fill_batch(window, &cfg.encoder, cfg.leaf_wdl, &samples, batch));
-    if result.is_ok() && cfg.q_ratio > 0.0 {
-        mix_search_value(batch, cfg.q_ratio);
-    }
+    .and_then(|()| {
+        fill_batch(
+            window,
+            &cfg.encoder,
+            cfg.leaf_wdl,
+            cfg.value,
+            &samples,
+            batch,
+        )
+    });
     batch.samples = samples;
     batch.step = step;
     result
-}
-
-/// Replaces the value target `z` of every sample that has a result and a search value
-/// by `(1 − q) · z + q · root_wdl`.
-fn mix_search_value(batch: &mut Batch, q: f32) {
-    let q = q.clamp(0.0, 1.0);
-    for ((mut z, root), has) in batch
-        .value
-        .rows_mut()
-        .into_iter()
-        .zip(batch.root_wdl.rows())
-        .zip(batch.has_value.iter())
-    {
-        // A search's root value sums to 1; supervised records carry zeros.
-        if *has > 0.0 && root.sum() > 0.5 {
-            z.zip_mut_with(&root, |t, &r| *t = (1.0 - q) * *t + q * r);
-        }
-    }
 }
 
 /// Fills `batch` with window records `range` in order, unmirrored: for evaluation
@@ -277,7 +300,7 @@ pub fn assemble_range(
         index,
         mirrored: false,
     }));
-    let result = fill_batch(window, encoder, None, &samples, batch);
+    let result = fill_batch(window, encoder, None, ValueTarget::RESULT, &samples, batch);
     batch.samples = samples;
     batch.step = u64::MAX;
     result
@@ -293,7 +316,7 @@ pub fn assemble_samples(
     samples: &[Sample],
     batch: &mut Batch,
 ) -> Result<(), BatchError> {
-    let result = fill_batch(window, encoder, None, samples, batch);
+    let result = fill_batch(window, encoder, None, ValueTarget::RESULT, samples, batch);
     batch.samples.clear();
     batch.samples.extend_from_slice(samples);
     batch.step = u64::MAX;
@@ -306,6 +329,7 @@ fn fill_batch(
     window: &Window,
     encoder: &EncoderConfig,
     leaf: Option<LeafWdl>,
+    value_target: ValueTarget,
     samples: &[Sample],
     batch: &mut Batch,
 ) -> Result<(), BatchError> {
@@ -356,7 +380,7 @@ fn fill_batch(
                 root_wdl: rw,
                 leaf_wdl: leaf.zip(lw.as_deref_mut()),
             };
-            let (h, wt, p) = fill_sample(window, encoder, *s, scratch, out)?;
+            let (h, wt, p) = fill_sample(window, encoder, value_target, *s, scratch, out)?;
             *hv = h;
             *w = wt;
             *pl = p;
@@ -384,8 +408,11 @@ fn replay<'w>(
     window: &'w Window,
     s: Sample,
     scratch: &mut Scratch,
-) -> Result<(&'w Chunk, &'w PositionRecord), BatchError> {
-    let (chunk, rec) = window.get(s.index).ok_or(BatchError::BadIndex(s.index))?;
+) -> Result<(&'w Chunk, usize), BatchError> {
+    let (chunk, at) = window
+        .locate(s.index)
+        .ok_or(BatchError::BadIndex(s.index))?;
+    let rec = &chunk.records[at];
     let game = chunk
         .games
         .get(rec.game as usize)
@@ -399,18 +426,20 @@ fn replay<'w>(
         pos.play_unchecked(m);
         positions.push(pos.clone());
     }
-    Ok((chunk, rec))
+    Ok((chunk, at))
 }
 
 /// Builds one sample; returns (has value, weight, plies left).
 fn fill_sample(
     window: &Window,
     encoder: &EncoderConfig,
+    value_target: ValueTarget,
     s: Sample,
     scratch: &mut Scratch,
     out: SampleOut<'_>,
 ) -> Result<(f32, f32, f32), BatchError> {
-    let (chunk, rec) = replay(window, s, scratch)?;
+    let (chunk, at) = replay(window, s, scratch)?;
+    let rec = &chunk.records[at];
     let ply = usize::from(rec.ply);
     let positions = &scratch.positions;
     let oldest = ply.saturating_sub(encoder.history.saturating_sub(1));
@@ -436,12 +465,27 @@ fn fill_sample(
     for mv in current.legal_moves() {
         out.legal[index_of(mv)?] = 1;
     }
+    let searched = rec.root_wdl.iter().sum::<f32>() > 0.5;
+    let kept = !searched
+        || value_target.share >= 1.0
+        || unit_interval(current.hash()) < f64::from(value_target.share);
     let has_value = match rec.result {
-        Some(r) => {
+        Some(r) if kept => {
             out.value.copy_from_slice(&r.one_hot());
+            if searched && value_target.q_ratio > 0.0 {
+                let s = if value_target.horizon > 0.0 {
+                    short_term_value(chunk, at, value_target.horizon)
+                } else {
+                    rec.root_wdl
+                };
+                let q = value_target.q_ratio.clamp(0.0, 1.0);
+                for (t, v) in out.value.iter_mut().zip(s) {
+                    *t = (1.0 - q) * *t + q * v;
+                }
+            }
             1.0
         }
-        None => {
+        _ => {
             out.value.fill(0.0);
             0.0
         }
@@ -451,4 +495,56 @@ fn fill_sample(
         row.copy_from_slice(&leaf(current));
     }
     Ok((has_value, rec.weight, f32::from(rec.plies_left)))
+}
+
+/// A position hash mapped to [0, 1): which positions carry a value target under
+/// [`ValueTarget::share`], the same ones in every batch and every run.
+fn unit_interval(hash: u64) -> f64 {
+    (xq_core::hash::mix64(hash) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// The short-term value of record `at` of `chunk` (see the module docs): the root
+/// values of it and of its game's later records (stored after it, in ply order), each
+/// turned to this record's side, weighted with `λ = 1 − 1/horizon` per ply, and the
+/// game result with the weight left at the game's end.
+fn short_term_value(chunk: &Chunk, at: usize, horizon: f32) -> [f32; 3] {
+    let rec = &chunk.records[at];
+    let lambda = (1.0 - 1.0 / horizon.max(1.0)).clamp(0.0, 1.0);
+    let end = u32::from(rec.ply) + u32::from(rec.plies_left);
+    let mut target = [0.0f32; 3];
+    // The weight not yet given out: what the later records and the result share.
+    let mut left = 1.0f32;
+    let mut next = chunk.records[at..]
+        .iter()
+        .take_while(|r| r.game == rec.game)
+        .peekable();
+    let mut last_ply = u32::from(rec.ply);
+    while let Some(r) = next.next() {
+        let ply = u32::from(r.ply);
+        if ply < last_ply || r.root_wdl.iter().sum::<f32>() <= 0.5 {
+            break;
+        }
+        let until = next
+            .peek()
+            .filter(|n| n.game == rec.game && u32::from(n.ply) > ply)
+            .map_or(end, |n| u32::from(n.ply));
+        // This record's value stands for the plies up to the next record's.
+        let w = left * (1.0 - lambda.powi(until.saturating_sub(ply) as i32));
+        let own_side = (ply - u32::from(rec.ply)) % 2 == 0;
+        let v = if own_side {
+            r.root_wdl
+        } else {
+            [r.root_wdl[2], r.root_wdl[1], r.root_wdl[0]]
+        };
+        for (t, x) in target.iter_mut().zip(v) {
+            *t += w * x;
+        }
+        left -= w;
+        last_ply = ply;
+    }
+    let z = rec.result.map_or([0.0; 3], |r| r.one_hot());
+    for (t, x) in target.iter_mut().zip(z) {
+        *t += left * x;
+    }
+    target
 }

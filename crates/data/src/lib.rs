@@ -33,7 +33,7 @@
 //! let (window, report) = loader.refresh()?;
 //! assert!(report.skipped.is_empty());
 //! let window = Arc::new(window);
-//! let cfg = BatchConfig { batch_size: 4, encoder: Default::default(), mirror: true, seed: 7, q_ratio: 0.0, leaf_wdl: None };
+//! let cfg = BatchConfig { batch_size: 4, encoder: Default::default(), mirror: true, seed: 7, value: ValueTarget::RESULT, leaf_wdl: None };
 //! let cursor = DataCursor::start(cfg.seed, &window);
 //! let mut batches = Prefetcher::new(Arc::clone(&window), cfg, cursor, PrefetchConfig::default())?;
 //! let batch = batches.next_batch()?;
@@ -115,8 +115,8 @@ pub mod tensorboard;
 pub mod window;
 
 pub use batch::{
-    Batch, BatchConfig, BatchError, DataCursor, LeafWdl, Sample, assemble, assemble_range,
-    assemble_samples, draw_samples,
+    Batch, BatchConfig, BatchError, DataCursor, LeafWdl, Sample, ValueTarget, assemble,
+    assemble_range, assemble_samples, draw_samples,
 };
 pub use compact::{CompactError, CompactReport};
 pub use format::{ChunkError, FORMAT_VERSION, FileHeader, decode_chunk, encode_chunk};

@@ -252,11 +252,18 @@ impl Window {
 
     /// The chunk and record at window index `i`; `None` past the end.
     pub fn get(&self, i: u64) -> Option<(&Chunk, &PositionRecord)> {
+        let (chunk, at) = self.locate(i)?;
+        Some((chunk, &chunk.records[at]))
+    }
+
+    /// Record `i`'s chunk and its index in the chunk's records, so that a caller can
+    /// read the records around it (the same game's later positions).
+    pub fn locate(&self, i: u64) -> Option<(&Chunk, usize)> {
         let c = self.ends.partition_point(|&e| e <= i);
         let wc = self.chunks.get(c)?;
         let before = if c == 0 { 0 } else { self.ends[c - 1] };
-        let rec = wc.chunk.records.get(wc.first + (i - before) as usize)?;
-        Some((&wc.chunk, rec))
+        let at = wc.first + (i - before) as usize;
+        (at < wc.chunk.records.len()).then_some((&*wc.chunk, at))
     }
 
     /// A stable 64-bit digest of what the window holds (chunk names, first record used,

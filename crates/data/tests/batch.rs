@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use xq_core::{Move, Position, Setup};
 use xq_data::{
-    Batch, BatchConfig, DataCursor, PrefetchConfig, Prefetcher, Sample, Window, WindowChunk,
-    assemble, assemble_samples, draw_samples,
+    Batch, BatchConfig, Chunk, DataCursor, NewRecord, Outcome, PrefetchConfig, Prefetcher, Sample,
+    ValueTarget, Window, WindowChunk, assemble, assemble_samples, draw_samples, quantize_policy,
 };
 use xq_nn::{
     encode::{EncoderConfig, encode_into},
@@ -29,7 +29,7 @@ fn config(mirror: bool) -> BatchConfig {
         encoder: EncoderConfig::default(),
         mirror,
         seed: 77,
-        q_ratio: 0.0,
+        value: ValueTarget::RESULT,
         leaf_wdl: None,
     }
 }
@@ -371,7 +371,10 @@ fn q_ratio_mixes_the_search_value_into_results_but_not_into_records_without_a_se
     }]);
     let plain = config(false);
     let mixed = BatchConfig {
-        q_ratio: 0.25,
+        value: ValueTarget {
+            q_ratio: 0.25,
+            ..ValueTarget::RESULT
+        },
         ..plain
     };
     let (mut a, mut b) = (
@@ -401,6 +404,163 @@ fn q_ratio_mixes_the_search_value_into_results_but_not_into_records_without_a_se
     assert!(
         mixed_rows > 0 && kept_rows > 0,
         "{mixed_rows} mixed, {kept_rows} kept"
+    );
+}
+
+/// One game of four plies won by Red, with searched records at plies 0, 1 and 3 (none
+/// at ply 2, as a cheap search records nothing), each with its own root value.
+fn short_term_window() -> Window {
+    let mut chunk = Chunk::new(common::meta(5));
+    let mut rng = <rand_chacha::ChaCha8Rng as rand::SeedableRng>::seed_from_u64(5);
+    let moves = common::random_game(&mut rng, 4);
+    assert_eq!(moves.len(), 4);
+    let start = Position::startpos();
+    let g = chunk.add_game(start.clone(), moves.clone()).unwrap();
+    let roots = [[0.5, 0.3, 0.2], [0.1, 0.2, 0.7], [0.6, 0.4, 0.0]];
+    for (&ply, root) in [0u16, 1, 3].iter().zip(roots) {
+        let mut pos = start.clone();
+        for &m in &moves[..usize::from(ply)] {
+            pos.play_unchecked(m);
+        }
+        let policy = quantize_policy(&[(moves[usize::from(ply)], 1.0)]);
+        chunk
+            .add_record(
+                NewRecord {
+                    game: g,
+                    ply,
+                    result: Some(Outcome::RedWins.for_side(pos.turn())),
+                    plies_left: 4 - ply,
+                    weight: 1.0,
+                    root_wdl: root,
+                },
+                &policy,
+            )
+            .unwrap();
+    }
+    Window::from_chunks(vec![WindowChunk {
+        name: "short-term".into(),
+        chunk: Arc::new(chunk),
+        first: 0,
+    }])
+}
+
+#[test]
+fn the_short_term_value_weighs_later_root_values_by_their_distance_and_the_result_by_the_rest() {
+    let w = short_term_window();
+    let cfg = BatchConfig {
+        value: ValueTarget {
+            q_ratio: 1.0,
+            horizon: 2.0,
+            share: 1.0,
+        },
+        ..config(false)
+    };
+    let mut batch = Batch::new(cfg.batch_size, &cfg.encoder);
+    assemble(&w, &cfg, 0, &mut batch).unwrap();
+    // λ = 1/2 a ply. Ply 0 (Red to move, Red won, z = win): its own root for the one
+    // ply to the next record (1/2), ply 1's root turned to Red's side for two plies
+    // (1/2 · 3/4), ply 3's turned for one ply (1/8 · 1/2), the result the last 1/16.
+    let red = [
+        0.5 * 0.5 + 0.375 * 0.7 + 0.0625 * 0.0 + 0.0625,
+        0.5 * 0.3 + 0.375 * 0.2 + 0.0625 * 0.4,
+        0.5 * 0.2 + 0.375 * 0.1 + 0.0625 * 0.6,
+    ];
+    // Ply 1 (Black to move, z = loss): its own root for two plies (3/4), ply 3's (the
+    // same side) for one (1/4 · 1/2), the loss the last 1/8.
+    let black = [
+        0.75 * 0.1 + 0.125 * 0.6,
+        0.75 * 0.2 + 0.125 * 0.4,
+        0.75 * 0.7 + 0.125 * 0.0 + 0.125,
+    ];
+    // Ply 3 (Black to move): its root for the game's last ply (1/2), the loss the rest.
+    let last = [0.5 * 0.6, 0.5 * 0.4, 0.5 * 0.0 + 0.5];
+    let mut seen = [false; 3];
+    for i in 0..batch.len() {
+        let index = batch.samples[i].index as usize;
+        let want = [red, black, last][index];
+        let got = row(&batch.value, i);
+        for k in 0..3 {
+            assert!(
+                (got[k] - want[k]).abs() < 1e-5,
+                "record {index}: {got:?} against {want:?}"
+            );
+        }
+        assert!((got.iter().sum::<f32>() - 1.0).abs() < 1e-5);
+        seen[index] = true;
+    }
+    assert_eq!(seen, [true; 3], "the batch drew every record");
+}
+
+#[test]
+fn a_horizon_of_one_ply_mixes_the_records_own_root_value_as_q_ratio_alone_does() {
+    let w = short_term_window();
+    let own = BatchConfig {
+        value: ValueTarget {
+            q_ratio: 0.5,
+            ..ValueTarget::RESULT
+        },
+        ..config(false)
+    };
+    let one_ply = BatchConfig {
+        value: ValueTarget {
+            horizon: 1.0,
+            ..own.value
+        },
+        ..own
+    };
+    let (mut a, mut b) = (
+        Batch::new(own.batch_size, &own.encoder),
+        Batch::new(own.batch_size, &own.encoder),
+    );
+    assemble(&w, &own, 3, &mut a).unwrap();
+    assemble(&w, &one_ply, 3, &mut b).unwrap();
+    assert_eq!(a.value, b.value);
+}
+
+#[test]
+fn a_value_share_keeps_the_same_positions_valued_in_every_batch_and_every_record_without_a_search()
+{
+    let mut chunk = common::random_chunk(11, 12, 60);
+    for r in chunk.records.iter_mut().step_by(3) {
+        r.root_wdl = [0.0; 3];
+    }
+    let w = Window::from_chunks(vec![WindowChunk {
+        name: "share".into(),
+        chunk: Arc::new(chunk),
+        first: 0,
+    }]);
+    let cfg = BatchConfig {
+        value: ValueTarget {
+            share: 0.25,
+            ..ValueTarget::RESULT
+        },
+        ..config(true)
+    };
+    let mut valued = std::collections::HashMap::new();
+    let mut batch = Batch::new(cfg.batch_size, &cfg.encoder);
+    for step in 0..40 {
+        assemble(&w, &cfg, step, &mut batch).unwrap();
+        for i in 0..batch.len() {
+            let index = batch.samples[i].index;
+            let (_, rec) = w.get(index).unwrap();
+            let has = batch.has_value[i] > 0.0;
+            if rec.result.is_none() {
+                assert!(!has);
+                continue;
+            }
+            if rec.root_wdl.iter().sum::<f32>() < 0.5 {
+                assert!(has, "record {index} has no search and keeps its result");
+                continue;
+            }
+            let before = valued.insert(index, has);
+            assert!(before.is_none_or(|b| b == has), "record {index} changed");
+        }
+    }
+    let kept = valued.values().filter(|&&h| h).count() as f64 / valued.len() as f64;
+    assert!(
+        (0.1..0.4).contains(&kept),
+        "{kept:.3} of {} searched records keep a value",
+        valued.len()
     );
 }
 

@@ -48,7 +48,7 @@ fn supervised_batches_from_game_records_train_and_the_loss_falls() {
         encoder: cfg.net.encoder(),
         mirror: true,
         seed: 3,
-        q_ratio: 0.0,
+        value: xq_data::ValueTarget::RESULT,
         leaf_wdl: None,
     };
     let mut batch = xq_data::Batch::new(bcfg.batch_size, &bcfg.encoder);

@@ -233,6 +233,19 @@ pub struct DataSection {
     /// Share in [0, 1] of a self-play value target taken from the search's root value
     /// rather than the game result (lc0's `q_ratio`; xq-data's batch docs).
     pub q_ratio: f64,
+    /// With `q_ratio` above 0, the search value mixed in is the short-term value over
+    /// this many plies (KataGo's TD value targets: the root values of the position and
+    /// the game's later ones, weighted by `λ = 1 − 1/horizon` a ply, the result taking
+    /// the weight left at the end; xq-data's batch docs) rather than the position's own
+    /// root value. 0 (the default) mixes in the own root value.
+    pub value_horizon: f64,
+    /// Share in (0, 1] of the self-play positions that carry a value target, the same
+    /// positions in every batch (by a hash of the position); the others train the
+    /// policy only. Successive positions of a game share their result, so a small
+    /// network can learn a game's label by heart instead of judging its positions;
+    /// AlphaGo trained its value network on one position per game. 1 (the default)
+    /// values every position.
+    pub selfplay_value_share: f64,
     /// The leaf quiescence weight whose blend self-play's value loss trains (xq-train's
     /// `loss`): the cross-entropy of a self-play result against
     /// `(1 − w) · network + w · quiescence`, the value the exported player's search uses
@@ -319,6 +332,8 @@ impl Default for DataSection {
             compact_files: 1000,
             mirror: true,
             q_ratio: 0.0,
+            value_horizon: 0.0,
+            selfplay_value_share: 1.0,
             value_quiescence: 0.0,
             selfplay_value_weight: 1.0,
             selfplay_policy_weight: 1.0,
@@ -417,6 +432,21 @@ impl TrainSection {
         d.reuse_cap()
             .map_err(|e| ConfigError::invalid(format!("[train] {e}")))?;
         check((0.0..=1.0).contains(&d.q_ratio), "q_ratio", "in [0, 1]")?;
+        check(
+            d.value_horizon == 0.0 || (d.value_horizon >= 1.0 && d.value_horizon <= 1e4),
+            "value_horizon",
+            "0 (off) or between 1 and 10000 plies",
+        )?;
+        check(
+            d.value_horizon == 0.0 || d.q_ratio > 0.0,
+            "value_horizon",
+            "0 when q_ratio is 0 (the short-term value is what q_ratio mixes in)",
+        )?;
+        check(
+            d.selfplay_value_share > 0.0 && d.selfplay_value_share <= 1.0,
+            "selfplay_value_share",
+            "in (0, 1]",
+        )?;
         check(
             (0.0..1.0).contains(&d.value_quiescence),
             "value_quiescence",
@@ -645,6 +675,14 @@ mod tests {
             (LrAnneal::Constant, 0.1, None)
         );
         assert_eq!(d.reuse_cap(), Ok(None));
+        assert_eq!((d.value_horizon, d.selfplay_value_share), (0.0, 1.0));
+        let d = parse("[train]\nq_ratio = 0.5\nvalue_horizon = 6\nselfplay_value_share = 0.25\n")
+            .unwrap()
+            .data;
+        assert_eq!(
+            (d.q_ratio, d.value_horizon, d.selfplay_value_share),
+            (0.5, 6.0, 0.25)
+        );
         let d = parse(
             "[train]\nlr_anneal = \"cosine\"\nlr_anneal_final = 0.2\nsamples_per_position = 3\nmax_reuse = 4\nvalue_quiescence = 0.75\nselfplay_value_weight = 0\nselfplay_policy_weight = 0.5\n[selfplay.search]\nleaf_quiescence = 0.75\n",
         )
@@ -700,6 +738,22 @@ mod tests {
             (
                 "[train]\nselfplay_policy_weight = 0\nselfplay_value_weight = 0\n",
                 "[train] selfplay_policy_weight must be above 0 when selfplay_value_weight is 0",
+            ),
+            (
+                "[train]\nq_ratio = 0.5\nvalue_horizon = 0.5\n",
+                "[train] value_horizon must be 0 (off) or between 1 and 10000 plies",
+            ),
+            (
+                "[train]\nvalue_horizon = 6\n",
+                "[train] value_horizon must be 0 when q_ratio is 0",
+            ),
+            (
+                "[train]\nselfplay_value_share = 0\n",
+                "[train] selfplay_value_share must be in (0, 1]",
+            ),
+            (
+                "[train]\nselfplay_value_share = 1.5\n",
+                "[train] selfplay_value_share must be in (0, 1]",
             ),
             (
                 "[train]\nsamples_per_position = 6\nmax_reuse = 4\n",

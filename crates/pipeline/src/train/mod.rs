@@ -66,7 +66,8 @@ use std::{
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use xq_data::{
-    Batch, BatchConfig, DataCursor, PrefetchConfig, WindowLoader, WindowManifest, WindowSize,
+    Batch, BatchConfig, DataCursor, PrefetchConfig, ValueTarget, WindowLoader, WindowManifest,
+    WindowSize,
 };
 use xq_train::{HostBatch, LossWeights, StepMeans, StepStats, Trainer};
 
@@ -383,7 +384,11 @@ impl TrainSession {
             encoder: self.cfg.trainer.net.encoder(),
             mirror: self.cfg.data.mirror,
             seed,
-            q_ratio: self.cfg.data.q_ratio as f32,
+            value: ValueTarget {
+                q_ratio: self.cfg.data.q_ratio as f32,
+                horizon: self.cfg.data.value_horizon as f32,
+                share: self.cfg.data.selfplay_value_share as f32,
+            },
             leaf_wdl: None,
         }
     }
