@@ -122,11 +122,12 @@ impl TrainSession {
         self.warn_if_tensorboard_stopped();
         let step = self.trainer.step_count();
         self.obs.log(&format!(
-            "step {step}: {name} top-1 {:.3} (uniform {:.3}) policy loss {:.3} value loss {} on {} positions",
+            "step {step}: {name} top-1 {:.3} (uniform {:.3}) policy loss {:.3} value loss {} (constant guess {}) on {} positions",
             h.policy_top1,
             h.uniform_top1,
             h.policy_loss,
             h.value_loss.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}")),
+            h.constant_value_loss.map_or_else(|| "-".to_owned(), |v| format!("{v:.3}")),
             h.positions
         ));
         self.run.record(Event::Holdout(HoldoutEvent {
@@ -158,6 +159,7 @@ fn evaluate_window(
     let mut batch = Batch::new(cfg.data.batch_size, &encoder);
     let (mut top1, mut pl, mut uniform) = (0.0, 0.0, 0.0);
     let (mut vl, mut valued) = (0.0, 0.0);
+    let mut mean_target = [0.0f64; 3];
     let mut start = 0;
     while start < n {
         let end = (start + size).min(n);
@@ -175,6 +177,18 @@ fn evaluate_window(
             .count() as f64;
         vl += e.value_loss * v;
         valued += v;
+        for (row, _) in batch
+            .value
+            .rows()
+            .into_iter()
+            .zip(&batch.has_value)
+            .take(e.samples)
+            .filter(|(_, h)| **h > 0.0)
+        {
+            for (m, &t) in mean_target.iter_mut().zip(row) {
+                *m += f64::from(t);
+            }
+        }
         for row in batch.legal.rows() {
             let legal = row.iter().filter(|&&x| x != 0).count().max(1);
             uniform += 1.0 / legal as f64;
@@ -188,5 +202,30 @@ fn evaluate_window(
         policy_loss: pl / nf,
         value_loss: (valued > 0.0).then(|| vl / valued),
         uniform_top1: uniform / nf,
+        constant_value_loss: (valued > 0.0).then(|| entropy_of_mean(mean_target, valued)),
     }))
+}
+
+/// The entropy of the mean of `n` value targets whose components sum to `sums`: the
+/// cross-entropy loss of always guessing that mean, the best constant guess.
+fn entropy_of_mean(sums: [f64; 3], n: f64) -> f64 {
+    sums.iter()
+        .map(|&s| s / n)
+        .filter(|&p| p > 0.0)
+        .map(|p| -p * p.ln())
+        .sum()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::entropy_of_mean;
+
+    #[test]
+    fn the_constant_guess_loss_is_ln_3_for_even_results_and_less_for_uneven_ones() {
+        assert!((entropy_of_mean([10.0, 10.0, 10.0], 30.0) - 3f64.ln()).abs() < 1e-12);
+        assert_eq!(entropy_of_mean([0.0, 8.0, 0.0], 8.0), 0.0);
+        let skewed = entropy_of_mean([2.0, 6.0, 2.0], 10.0);
+        let want = -(0.2f64 * 0.2f64.ln()) * 2.0 - 0.6 * 0.6f64.ln();
+        assert!((skewed - want).abs() < 1e-12 && skewed < 3f64.ln());
+    }
 }

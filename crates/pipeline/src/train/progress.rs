@@ -117,6 +117,10 @@ pub struct HoldoutStats {
     pub value_loss: Option<f64>,
     /// Expected top-1 accuracy of a uniform guess over the legal moves.
     pub uniform_top1: f64,
+    /// The value loss of the best constant guess: the entropy of the positions' mean
+    /// value target (win, draw, loss). A value head that judges nothing about the
+    /// position scores this, not ln 3, when the results are not evenly split.
+    pub constant_value_loss: Option<f64>,
 }
 
 impl HoldoutStats {
@@ -175,6 +179,7 @@ mod tests {
             policy_loss: 2.5,
             value_loss: Some(1.2),
             uniform_top1: 0.03,
+            constant_value_loss: None,
         };
         assert!((h.plateau_loss(0.25) - 2.8).abs() < 1e-12);
         assert!((h.plateau_loss(1.0) - 3.7).abs() < 1e-12);
