@@ -181,8 +181,8 @@ fn the_accepted_network_plays_when_the_run_has_one() {
     assert_eq!(pgns.len(), 2);
     for p in pgns {
         let text = std::fs::read_to_string(&p).unwrap();
-        // The network plays, on whichever backend `XQZ_BACKEND=auto` chose (native on
-        // a CPU, libtorch with CUDA), not the uniform stand-in.
+        // The network plays, on whichever backend `XQZ_BACKEND=auto` chose (on a CPU
+        // the fastest it measured, libtorch with CUDA), not the uniform stand-in.
         assert!(
             text.contains("[Red \"native(") || text.contains("[Red \"torch("),
             "{text}"
