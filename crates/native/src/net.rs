@@ -25,11 +25,12 @@
 //! the board adds its value times a precomputed sum of the kernel taps that land on the
 //! board, which depends only on whether the output point is on an edge.
 //!
-//! The GEMMs are `ndarray`'s (matrixmultiply's sgemm, with its AVX2/FMA kernels chosen
-//! at run time).
+//! The GEMMs are the `gemm` crate's, whose kernels are chosen at run time for the CPU:
+//! AVX-512 where it exists (the `x86-v4` feature), AVX2/FMA otherwise. On the Intel Xeon
+//! with AVX-512 they took the native backend from 0.81-0.85× of libtorch f32 (MKL) to
+//! 1.1-1.2× for the 4×48 network, and from 0.51× to 0.95× for 10×128, against
+//! matrixmultiply's AVX2 kernels (docs/BENCHMARKS.md, "Native CPU inference").
 
-use ndarray::linalg::general_mat_mul;
-use ndarray::{ArrayView2, ArrayViewMut2};
 use xq_nn::checkpoint::NetConfig;
 use xq_nn::encode::{BOARD_FILES, BOARD_RANKS, PLANE_SIZE};
 use xq_nn::policy::{HeadShapes, POLICY_SIZE, head_shapes};
@@ -42,26 +43,76 @@ const BN_EPS: f64 = 1e-5;
 /// Taps of a 3×3 kernel.
 const TAPS: usize = 9;
 /// The most bytes of im2col matrix a forward pass builds at once (see
-/// [`NativeNet::chunk`]): a core's L2 cache on the AMD EPYC machine (1 MiB). Measured
-/// there with `examples/native_speed`: batches of 64 ran at 64-88% of batch 16's speed
-/// in one pass, at 95-98% in parts.
-const COL_BYTES: usize = 1 << 20;
+/// [`NativeNet::chunk`]). Swept with `examples/native_speed` on the Intel Xeon
+/// (AVX-512, 2 MiB of L2 a core) with the `gemm` crate's kernels, 256 KiB to 8 MiB: at
+/// batch 16-64, 512 KiB gave 5.3-5.5k positions/s for 3×32 and 2.5k for 4×48, 1 MiB
+/// 4.6-5.1k and 2.4-2.5k, 8 MiB (whole batches) 4.0-5.5k and 1.6-2.6k. On the AMD
+/// EPYC (1 MiB of L2, matrixmultiply) 1 MiB parts ran at 95-98% of batch 16's speed
+/// where whole batches of 64 ran at 64-88%.
+const COL_BYTES: usize = 1 << 19;
 
 /// `c = a · b + c` for row-major `a` (`m × k`), `b` (`k × n`) and `c` (`m × n`).
 fn gemm_acc(m: usize, k: usize, n: usize, a: &[f32], b: &[f32], c: &mut [f32]) {
-    let a = ArrayView2::from_shape((m, k), &a[..m * k]).expect("a is m × k");
-    let b = ArrayView2::from_shape((k, n), &b[..k * n]).expect("b is k × n");
-    let mut c = ArrayViewMut2::from_shape((m, n), &mut c[..m * n]).expect("c is m × n");
-    general_mat_mul(1.0, &a, &b, 1.0, &mut c);
+    // Row-major: element (i, j) of an `r × cols` matrix is at `i · cols + j`.
+    sgemm_acc(m, k, n, a, (k, 1), b, (n, 1), c);
 }
 
 /// `c = a · wᵀ + c` for row-major `a` (`m × k`), `w` (`n × k`: a linear layer's weight)
 /// and `c` (`m × n`).
 fn gemm_acc_bt(m: usize, k: usize, n: usize, a: &[f32], w: &[f32], c: &mut [f32]) {
-    let a = ArrayView2::from_shape((m, k), &a[..m * k]).expect("a is m × k");
-    let w = ArrayView2::from_shape((n, k), &w[..n * k]).expect("w is n × k");
-    let mut c = ArrayViewMut2::from_shape((m, n), &mut c[..m * n]).expect("c is m × n");
-    general_mat_mul(1.0, &a, &w.t(), 1.0, &mut c);
+    // wᵀ's element (i, j) is w's (j, i), at `j · k + i`.
+    sgemm_acc(m, k, n, a, (k, 1), w, (1, k), c);
+}
+
+/// `c = a · b + c` for `a` (`m × k`) and `b` (`k × n`) with the given (row, column)
+/// strides and a row-major `c` (`m × n`), through the `gemm` crate, whose kernels are
+/// chosen at run time for the CPU (AVX-512 where it exists, AVX2/FMA otherwise).
+#[allow(clippy::too_many_arguments)]
+fn sgemm_acc(
+    m: usize,
+    k: usize,
+    n: usize,
+    a: &[f32],
+    (a_rs, a_cs): (usize, usize),
+    b: &[f32],
+    (b_rs, b_cs): (usize, usize),
+    c: &mut [f32],
+) {
+    // The last element each matrix is read or written at must be in its slice; these
+    // checks are what make the raw-pointer call below sound.
+    let last = |rows: usize, cols: usize, rs: usize, cs: usize| {
+        (rows.max(1) - 1) * rs + (cols.max(1) - 1) * cs
+    };
+    assert!(m > 0 && k > 0 && n > 0, "empty GEMM {m} × {k} × {n}");
+    assert!(last(m, k, a_rs, a_cs) < a.len(), "a is not {m} × {k}");
+    assert!(last(k, n, b_rs, b_cs) < b.len(), "b is not {k} × {n}");
+    assert!(m * n <= c.len(), "c is not {m} × {n}");
+    let stride = |s: usize| isize::try_from(s).expect("a stride fits isize");
+    // SAFETY: the asserts above keep every element the call reads (a, b) or reads and
+    // writes (c) inside its slice; `c` is borrowed mutably, so it aliases neither input.
+    unsafe {
+        gemm::gemm(
+            m,
+            n,
+            k,
+            c.as_mut_ptr(),
+            1,
+            stride(n),
+            true,
+            a.as_ptr(),
+            stride(a_cs),
+            stride(a_rs),
+            b.as_ptr(),
+            stride(b_cs),
+            stride(b_rs),
+            1.0,
+            1.0,
+            false,
+            false,
+            false,
+            gemm::Parallelism::None,
+        );
+    }
 }
 
 /// Fills each row `r` of `x` (`rows × cols`) with `bias[r]`.

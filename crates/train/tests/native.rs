@@ -193,12 +193,17 @@ fn native_outputs_equal_libtorch_within_tolerance_on_several_networks_and_positi
                 "{label}, {k}: batch of one"
             );
         }
-        // A batch split over threads gives what one thread gives.
+        // A batch split over threads gives what one thread gives, up to rounding: the
+        // GEMM kernels block a product by its width, so a part of the batch may sum in
+        // another order than the whole (a wrong split would differ by whole logits).
         let mut threaded = NativeEvaluator::load(&dir, 3).unwrap();
         let (p3, v3) = threaded.forward_raw(&inputs, batch.len()).unwrap();
+        let (tp3, tv3) = (1e-6 * (1.0 + max_abs(&np)), 1e-6 * (1.0 + max_abs(&nv)));
         assert!(
-            max_diff(&p3, &np) <= 1e-5 && max_diff(&v3, &nv) <= 1e-5,
-            "{label}: threads"
+            max_diff(&p3, &np) <= tp3 && max_diff(&v3, &nv) <= tv3,
+            "{label}: threads differ by {:e} (policy) and {:e} (value)",
+            max_diff(&p3, &np),
+            max_diff(&v3, &nv)
         );
     }
     let _ = std::fs::remove_dir_all(&root);
