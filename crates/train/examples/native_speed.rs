@@ -1,10 +1,13 @@
-//! Positions/s of the native CPU backend (xq-native) against libtorch, one thread each,
-//! in the same run, at batch 1-64 for the 3×32, 4×48 and 10×128 networks, and the share
-//! of the core's FMA peak (measured here by a microbenchmark) that each reaches.
+//! Positions/s of the native CPU backend (xq-native) against libtorch f32, one thread
+//! each, in the same run, at batch 1-64 for the 3×32, 4×48 and 10×128 networks, and the
+//! share of the core's FMA peak (measured here by a microbenchmark) that each reaches.
 //!
-//! `source scripts/env.sh && cargo run --release -p xq-train --example native_speed [SECONDS]`
-//! (SECONDS per measurement, split over three alternating rounds whose best counts;
-//! default 1). The table goes to docs/BENCHMARKS.md.
+//! `source scripts/env.sh && cargo run --release -p xq-train --example native_speed
+//! [SECONDS] [THREADS]` (SECONDS per measurement, split over three alternating rounds
+//! whose best counts; default 1. THREADS, default 1: the native backend splits each
+//! batch over that many threads, as self-play's evaluator copies do, while libtorch
+//! keeps one, so the ratio then compares THREADS cores with one). The table goes to
+//! docs/BENCHMARKS.md.
 
 use std::time::Instant;
 
@@ -147,11 +150,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         .map(|s| s.parse())
         .transpose()?
         .unwrap_or(1.0);
+    let threads: usize = std::env::args()
+        .nth(2)
+        .map(|s| s.parse())
+        .transpose()?
+        .unwrap_or(1);
     let peak = fma_peak();
     match peak {
         Some((p, set)) => println!("FMA peak, one core: {p:.1} GFLOP/s ({set}, 12 chains)"),
         None => println!("FMA peak: no AVX2/FMA on this CPU"),
     }
+    println!("native backend on {threads} thread(s), libtorch on 1");
     let games = histories(64);
     let moves: Vec<Vec<_>> = games
         .iter()
@@ -183,7 +192,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             ..EvaluatorOptions::default()
         };
         let torch: TorchEvaluator = scratch_evaluator(&dir, &cfg, options)?;
-        let mut native = NativeEvaluator::load(&dir, 1)?;
+        let mut native = NativeEvaluator::load(&dir, threads)?;
         let flops = 2.0 * macs(&cfg);
         for n in [1usize, 8, 16, 32, 64] {
             let batch: Vec<EvalInput<'_>> = games[..n]
