@@ -39,7 +39,7 @@ type Logits = Result<(Vec<f32>, Vec<f32>), NativeError>;
 /// GEMM kernels keep an L2-sized packing buffer per thread (`gemm`'s thread-local
 /// slab), and a thread started per batch paid for a fresh one every call. On the Intel
 /// Xeon that made two threads slower than one (3×32, batch 24: 3,348 positions/s
-/// against 5,130 on one thread, `examples/native_speed`).
+/// against 5,130 on one thread, `examples/native_speed` with two native threads).
 #[derive(Debug)]
 pub struct NativeEvaluator {
     net: Arc<NativeNet>,
@@ -120,7 +120,8 @@ impl NativeEvaluator {
         let pool = self.pool.as_ref().expect("started above");
         let per = n.div_ceil(parts);
         let net = &self.net;
-        let mut results: Vec<Option<Logits>> = (0..parts).map(|_| None).collect();
+        // One slot per part actually cut (fewer than `parts` when `per` rounds up).
+        let mut results: Vec<Option<Logits>> = (0..n.div_ceil(per)).map(|_| None).collect();
         pool.scope(|s| {
             let jobs = inputs
                 .chunks(per * len)
@@ -139,8 +140,9 @@ impl NativeEvaluator {
         });
         let mut policy = Vec::with_capacity(n * POLICY_SIZE);
         let mut value = Vec::with_capacity(n * 3);
-        for r in results.into_iter().flatten() {
-            let (p, v) = r?;
+        for r in results {
+            let (p, v) =
+                r.unwrap_or_else(|| Err(NativeError::Thread("a part did not run".into())))?;
             policy.extend_from_slice(&p);
             value.extend_from_slice(&v);
         }

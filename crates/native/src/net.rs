@@ -43,8 +43,9 @@ const BN_EPS: f64 = 1e-5;
 /// Taps of a 3×3 kernel.
 const TAPS: usize = 9;
 /// The most bytes of im2col matrix a forward pass builds at once (see
-/// [`NativeNet::chunk`]). Swept with `examples/native_speed` on the Intel Xeon
-/// (AVX-512, 2 MiB of L2 a core) with the `gemm` crate's kernels, 256 KiB to 8 MiB: at
+/// [`NativeNet::chunk`]). Swept with `examples/native_speed` and a local edit of this
+/// constant (the outputs were not kept) on the Intel Xeon (AVX-512, 2 MiB of L2 a core)
+/// with the `gemm` crate's kernels, 256 KiB to 8 MiB, 0.6 s a measurement: at
 /// batch 16-64, 512 KiB gave 5.3-5.5k positions/s for 3×32 and 2.5k for 4×48, 1 MiB
 /// 4.6-5.1k and 2.4-2.5k, 8 MiB (whole batches) 4.0-5.5k and 1.6-2.6k. On the AMD
 /// EPYC (1 MiB of L2, matrixmultiply) 1 MiB parts ran at 95-98% of batch 16's speed
@@ -78,12 +79,13 @@ fn sgemm_acc(
     (b_rs, b_cs): (usize, usize),
     c: &mut [f32],
 ) {
+    if m == 0 || n == 0 || k == 0 {
+        // Nothing to write, or `c += 0`.
+        return;
+    }
     // The last element each matrix is read or written at must be in its slice; these
     // checks are what make the raw-pointer call below sound.
-    let last = |rows: usize, cols: usize, rs: usize, cs: usize| {
-        (rows.max(1) - 1) * rs + (cols.max(1) - 1) * cs
-    };
-    assert!(m > 0 && k > 0 && n > 0, "empty GEMM {m} × {k} × {n}");
+    let last = |rows: usize, cols: usize, rs: usize, cs: usize| (rows - 1) * rs + (cols - 1) * cs;
     assert!(last(m, k, a_rs, a_cs) < a.len(), "a is not {m} × {k}");
     assert!(last(k, n, b_rs, b_cs) < b.len(), "b is not {k} × {n}");
     assert!(m * n <= c.len(), "c is not {m} × {n}");
@@ -649,6 +651,26 @@ mod tests {
         seen.sort_unstable();
         seen.dedup();
         assert_eq!(seen.len(), POLICY_SIZE, "two policy entries share a logit");
+    }
+
+    #[test]
+    fn gemms_accumulate_row_major_and_transposed_products() {
+        // a = [[1, 2, 3], [4, 5, 6]], b = [[1, 0], [0, 1], [1, 1]].
+        let a = [1.0, 2.0, 3.0, 4.0, 5.0, 6.0];
+        let b = [1.0, 0.0, 0.0, 1.0, 1.0, 1.0];
+        let mut c = [1.0; 4];
+        gemm_acc(2, 3, 2, &a, &b, &mut c);
+        assert_eq!(c, [5.0, 6.0, 11.0, 12.0]);
+        // w = bᵀ (2 × 3), so a · wᵀ = a · b.
+        let w = [1.0, 0.0, 1.0, 0.0, 1.0, 1.0];
+        let mut c = [1.0; 4];
+        gemm_acc_bt(2, 3, 2, &a, &w, &mut c);
+        assert_eq!(c, [5.0, 6.0, 11.0, 12.0]);
+        // Empty products change nothing and do not panic.
+        let mut c = [7.0; 4];
+        gemm_acc(2, 0, 2, &[], &[], &mut c);
+        gemm_acc(0, 3, 2, &[], &b, &mut c);
+        assert_eq!(c, [7.0; 4]);
     }
 
     #[test]

@@ -113,10 +113,11 @@ fn fma_peak() -> Option<(f64, &'static str)> {
         }
         _mm512_reduce_add_ps(sum)
     }
-    let (width, set): (usize, &str) = if is_x86_feature_detected!("avx512f") {
-        (16, "AVX-512")
+    type Kernel = unsafe fn(usize) -> f32;
+    let (width, set, run): (usize, &str, Kernel) = if is_x86_feature_detected!("avx512f") {
+        (16, "AVX-512", run_avx512)
     } else if is_x86_feature_detected!("avx2") && is_x86_feature_detected!("fma") {
-        (8, "AVX2")
+        (8, "AVX2", run_avx2)
     } else {
         return None;
     };
@@ -124,14 +125,8 @@ fn fma_peak() -> Option<(f64, &'static str)> {
     let mut best = 0.0f64;
     for _ in 0..3 {
         let start = Instant::now();
-        // SAFETY: the CPU has the instruction set `width` stands for (checked above).
-        let r = unsafe {
-            if width == 16 {
-                run_avx512(iters)
-            } else {
-                run_avx2(iters)
-            }
-        };
+        // SAFETY: the CPU has the instruction set of `run` (checked above).
+        let r = unsafe { run(iters) };
         let secs = start.elapsed().as_secs_f64();
         std::hint::black_box(r);
         best = best.max((iters * 12 * 2 * width) as f64 / secs / 1e9);
@@ -144,17 +139,14 @@ fn fma_peak() -> Option<(f64, &'static str)> {
     None
 }
 
+/// The `i`th command-line argument, parsed, if given.
+fn arg<T: std::str::FromStr>(i: usize) -> Result<Option<T>, T::Err> {
+    std::env::args().nth(i).map(|s| s.parse()).transpose()
+}
+
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let seconds: f64 = std::env::args()
-        .nth(1)
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(1.0);
-    let threads: usize = std::env::args()
-        .nth(2)
-        .map(|s| s.parse())
-        .transpose()?
-        .unwrap_or(1);
+    let seconds: f64 = arg(1)?.unwrap_or(1.0);
+    let threads: usize = arg(2)?.unwrap_or(1);
     let peak = fma_peak();
     match peak {
         Some((p, set)) => println!("FMA peak, one core: {p:.1} GFLOP/s ({set}, 12 chains)"),
