@@ -4,9 +4,12 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use xq_nn::checkpoint::{self, Sidecar};
-use xq_nn::encode::{EncoderConfig, encode_eval_batch};
+use xq_nn::encode::{EncoderConfig, PackedPlane};
 use xq_nn::policy::POLICY_SIZE;
-use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator, evaluation_from_logits};
+use xq_nn::{
+    EvalError, EvalInput, Evaluation, Evaluator, RawEvaluator, RawOutputs, evaluate_packed,
+    packed_positions,
+};
 
 use crate::error::NativeError;
 use crate::net::{NativeNet, Scratch};
@@ -47,7 +50,11 @@ pub struct NativeEvaluator {
     threads: usize,
     pool: Option<rayon::ThreadPool>,
     scratch: Vec<Scratch>,
-    inputs: Vec<f32>,
+    /// Packed inputs: `evaluate`'s encoding, or the parts `forward_packed` joins.
+    packed: Vec<PackedPlane>,
+    /// The last batch's logits, which [`RawOutputs`] borrow.
+    policy: Vec<f32>,
+    value: Vec<f32>,
     name: String,
 }
 
@@ -61,7 +68,9 @@ impl NativeEvaluator {
             threads,
             pool: None,
             scratch: vec![Scratch::default(); threads],
-            inputs: Vec::new(),
+            packed: Vec::new(),
+            policy: Vec::new(),
+            value: Vec::new(),
             name,
         }
     }
@@ -87,7 +96,7 @@ impl NativeEvaluator {
         self.encoder
     }
 
-    /// Raw outputs of `n` encoded positions: policy logits (`n × 2086`) and value logits
+    /// Raw outputs of `n` packed positions: policy logits (`n × 2086`) and value logits
     /// (`n × 3`), split over the evaluator's threads.
     ///
     /// # Errors
@@ -95,13 +104,13 @@ impl NativeEvaluator {
     /// when the threads cannot start or a part panics.
     pub fn forward_raw(
         &mut self,
-        inputs: &[f32],
+        inputs: &[PackedPlane],
         n: usize,
     ) -> Result<(Vec<f32>, Vec<f32>), NativeError> {
         let len = self.net.input_len();
         if inputs.len() != n * len {
             return Err(NativeError::BadBatch(format!(
-                "{} input floats for {n} positions of {len} floats each",
+                "{} packed planes for {n} positions of {len} planes each",
                 inputs.len()
             )));
         }
@@ -150,34 +159,45 @@ impl NativeEvaluator {
     }
 }
 
+impl RawEvaluator for NativeEvaluator {
+    fn encoder(&self) -> EncoderConfig {
+        self.encoder
+    }
+
+    fn forward_packed(&mut self, parts: &[&[PackedPlane]]) -> Result<RawOutputs<'_>, EvalError> {
+        let n = packed_positions(parts, self.encoder.planes())?;
+        // One part (the common case, and `evaluate`'s) is read where it lies; several
+        // are joined, 2.6 kB a position, next to a forward pass of 100 µs or more.
+        let (policy, value) = if let [part] = parts {
+            self.forward_raw(part, n)
+        } else {
+            let mut packed = std::mem::take(&mut self.packed);
+            packed.clear();
+            parts.iter().for_each(|p| packed.extend_from_slice(p));
+            let r = self.forward_raw(&packed, n);
+            self.packed = packed;
+            r
+        }
+        .map_err(|e| EvalError::Backend(e.to_string()))?;
+        self.policy = policy;
+        self.value = value;
+        Ok(RawOutputs {
+            policy: &self.policy,
+            value: &self.value,
+        })
+    }
+}
+
 impl Evaluator for NativeEvaluator {
     fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError> {
-        if batch.is_empty() {
-            return Ok(Vec::new());
-        }
-        let n = batch.len();
-        let mut inputs = std::mem::take(&mut self.inputs);
-        inputs.resize(n * self.encoder.input_len(), 0.0);
-        let encoded = encode_eval_batch(batch, &self.encoder, &mut inputs)
-            .map_err(|e| EvalError::BadInput(e.to_string()));
-        let raw = encoded.and_then(|()| {
-            self.forward_raw(&inputs, n)
-                .map_err(|e| EvalError::Backend(e.to_string()))
-        });
-        self.inputs = inputs;
-        let (p, v) = raw?;
-        batch
-            .iter()
-            .enumerate()
-            .map(|(i, input)| {
-                evaluation_from_logits(
-                    &p[i * POLICY_SIZE..(i + 1) * POLICY_SIZE],
-                    [v[i * 3], v[i * 3 + 1], v[i * 3 + 2]],
-                    input.moves,
-                    input.position()?.turn(),
-                )
-            })
-            .collect()
+        let mut packed = std::mem::take(&mut self.packed);
+        let r = evaluate_packed(self, batch, &mut packed);
+        self.packed = packed;
+        r
+    }
+
+    fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
+        Some(self)
     }
 
     fn name(&self) -> String {

@@ -32,7 +32,7 @@
 //! matrixmultiply's AVX2 kernels (docs/BENCHMARKS.md, "Native CPU inference").
 
 use xq_nn::checkpoint::NetConfig;
-use xq_nn::encode::{BOARD_FILES, BOARD_RANKS, PLANE_SIZE};
+use xq_nn::encode::{BOARD_FILES, BOARD_RANKS, FULL_MASK, PLANE_SIZE, PackedPlane};
 use xq_nn::policy::{HeadShapes, POLICY_SIZE, head_shapes};
 
 use crate::error::NativeError;
@@ -282,33 +282,34 @@ impl SparseStem {
         }
     }
 
-    /// The layer's output (after ReLU) for `n` encoded positions, into `out`
-    /// (`channels × n·90`); `acc` is scratch.
-    fn forward(&self, x: &[f32], n: usize, acc: &mut Vec<f32>, out: &mut [f32]) {
+    /// The layer's output (after ReLU) for `n` packed positions ([`PackedPlane`]s,
+    /// `planes` each), into `out` (`channels × n·90`); `acc` is scratch.
+    fn forward(&self, x: &[PackedPlane], n: usize, acc: &mut Vec<f32>, out: &mut [f32]) {
         let c = self.channels;
         let m = n * PLANE_SIZE;
         acc.resize(PLANE_SIZE * c + TAPS * c, 0.0);
         let (acc, edge) = acc.split_at_mut(PLANE_SIZE * c);
-        for (img, input) in x.chunks_exact(self.planes * PLANE_SIZE).take(n).enumerate() {
+        for (img, input) in x.chunks_exact(self.planes).take(n).enumerate() {
             edge.fill(0.0);
             for p in acc.chunks_exact_mut(c) {
                 p.copy_from_slice(&self.bias);
             }
             let mut any_constant = false;
-            for (ci, plane) in input.chunks_exact(PLANE_SIZE).enumerate() {
-                let v0 = plane[0];
-                if plane.iter().all(|&v| v == v0) {
-                    if v0 != 0.0 {
-                        any_constant = true;
-                        let src = &self.constant[ci * TAPS * c..][..TAPS * c];
-                        edge.iter_mut().zip(src).for_each(|(d, s)| *d += v0 * s);
-                    }
+            for (ci, plane) in input.iter().enumerate() {
+                let v = plane.value;
+                if v == 0.0 {
                     continue;
                 }
-                for (q, &v) in plane.iter().enumerate() {
-                    if v == 0.0 {
-                        continue;
-                    }
+                if plane.mask == FULL_MASK {
+                    any_constant = true;
+                    let src = &self.constant[ci * TAPS * c..][..TAPS * c];
+                    edge.iter_mut().zip(src).for_each(|(d, s)| *d += v * s);
+                    continue;
+                }
+                let mut bits = plane.mask & FULL_MASK;
+                while bits != 0 {
+                    let q = bits.trailing_zeros() as usize;
+                    bits &= bits - 1;
                     let (qr, qf) = ((q / BOARD_FILES) as isize, (q % BOARD_FILES) as isize);
                     for k in 0..TAPS {
                         // Output p reads input p + (k/3 - 1, k%3 - 1); this input is q.
@@ -500,26 +501,27 @@ impl NativeNet {
         &self.config
     }
 
-    /// Floats of one encoded position.
+    /// Packed planes of one position ([`PackedPlane`], `config().encoder().planes()`).
     pub fn input_len(&self) -> usize {
-        self.config.encoder().input_len()
+        self.config.encoder().planes()
     }
 
-    /// Policy logits (`n × 2086`) and value logits (`n × 3`) of `n` encoded positions
-    /// (`n × planes × 10 × 9` floats, as `xq_nn::encode` writes them), the same outputs
-    /// as the trainer's `Net::forward` in inference mode.
+    /// Policy logits (`n × 2086`) and value logits (`n × 3`) of `n` packed positions
+    /// (`n × planes` [`PackedPlane`]s, as `xq_nn::encode::encode_packed_into` writes
+    /// them), the same outputs as the trainer's `Net::forward` in inference mode. The
+    /// first layer reads the packed planes as they are (see the module documentation).
     ///
     /// # Errors
     /// [`NativeError::BadBatch`] when `inputs` does not hold `n` positions.
     pub fn forward(
         &self,
-        inputs: &[f32],
+        inputs: &[PackedPlane],
         n: usize,
         s: &mut Scratch,
     ) -> Result<(Vec<f32>, Vec<f32>), NativeError> {
         if inputs.len() != n * self.input_len() {
             return Err(NativeError::BadBatch(format!(
-                "{} input floats for {n} positions of {} floats each",
+                "{} packed planes for {n} positions of {} planes each",
                 inputs.len(),
                 self.input_len()
             )));
@@ -551,7 +553,7 @@ impl NativeNet {
     /// [`NativeNet::forward`] of `n` positions, appending their outputs.
     fn forward_part(
         &self,
-        inputs: &[f32],
+        inputs: &[PackedPlane],
         n: usize,
         s: &mut Scratch,
         policy: &mut Vec<f32>,

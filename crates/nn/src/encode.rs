@@ -118,19 +118,160 @@ pub enum EncodeError {
     BufferSize { expected: usize, got: usize },
 }
 
-/// Maps a square index to its offset within a plane, seen from `mover`: Red's view is
-/// the board as is, Black's is the board rotated 180° (index `89 - sq`).
+/// One input plane in packed form: `value` on every point of `mask`, zero elsewhere.
+///
+/// Bit `i` of `mask` is point `i` of the plane as the mover sees it (`rank × 9 + file`,
+/// the row-major offset of [`encode_into`]'s layout). Every plane of the encoding is
+/// either a set of points with one value (pieces, attacked pieces) or a constant
+/// (repetition, side to move, counters, material), so a position is `planes()` of these:
+/// 20 bytes a plane, 2,620 for the default 131 planes against 47,160 as `f32` planes
+/// (lc0's input format, masks plus values). Evaluators copy this to the device and
+/// expand it there ([`expand_into`] is the host's expansion).
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub struct PackedPlane {
+    pub mask: u128,
+    pub value: f32,
+}
+
+/// The mask of every point of a plane (the 90 low bits).
+pub const FULL_MASK: u128 = (1 << PLANE_SIZE) - 1;
+
+impl PackedPlane {
+    /// The all-zero plane.
+    pub const ZERO: PackedPlane = PackedPlane {
+        mask: 0,
+        value: 0.0,
+    };
+
+    /// A plane of `value` everywhere.
+    pub const fn constant(value: f32) -> PackedPlane {
+        PackedPlane {
+            mask: FULL_MASK,
+            value,
+        }
+    }
+
+    /// The low 64 bits of the mask and the 26 above them, as the signed integers a
+    /// tensor holds (bit 63 becomes the sign of the first; the expansion reads bits,
+    /// not values).
+    pub const fn mask_words(&self) -> [i64; 2] {
+        [self.mask as u64 as i64, (self.mask >> 64) as u64 as i64]
+    }
+}
+
+/// `bb` as the mover sees it: Red's view is the board as is, Black's the board rotated
+/// 180° (point `89 - sq`), which reverses the 90 bits.
 #[inline(always)]
-fn view(sq: usize, mover: Color) -> usize {
+fn view_mask(bb: Bitboard, mover: Color) -> u128 {
     match mover {
-        Color::Red => sq,
-        Color::Black => PLANE_SIZE - 1 - sq,
+        Color::Red => bb.0,
+        Color::Black => bb.0.reverse_bits() >> (128 - PLANE_SIZE),
     }
 }
 
 /// Encodes the last position of `history` (oldest … newest) with up to
+/// `config.history` positions of history into `out`, `config.planes()` packed planes
+/// (see [`PackedPlane`]; the planes [`encode_into`] writes, in its order). Allocates
+/// nothing. This is the one encoder: [`encode_into`] expands its output.
+///
+/// # Errors
+/// An empty `history`, a zero `config.history`, or an `out` of the wrong length.
+pub fn encode_packed_into(
+    history: &[Position],
+    config: &EncoderConfig,
+    out: &mut [PackedPlane],
+) -> Result<(), EncodeError> {
+    let current = history.last().ok_or(EncodeError::EmptyHistory)?;
+    if config.history == 0 {
+        return Err(EncodeError::ZeroHistory);
+    }
+    if out.len() != config.planes() {
+        return Err(EncodeError::BufferSize {
+            expected: config.planes(),
+            got: out.len(),
+        });
+    }
+    out.fill(PackedPlane::ZERO);
+    let mover = current.turn();
+    for step in 0..config.history.min(history.len()) {
+        let k = history.len() - 1 - step;
+        let pos = &history[k];
+        for (own, color) in [(true, mover), (false, mover.other())] {
+            for role in Role::ALL {
+                out[config.piece_plane(step, own, role)] = PackedPlane {
+                    mask: view_mask(pos.pieces(color, role), mover),
+                    value: 1.0,
+                };
+            }
+        }
+        let reps = earlier_occurrences(history, k);
+        if reps > 0 {
+            // 1 earlier occurrence → 0.5, 2 or more (a third occurrence now) → 1.
+            out[config.repetition_plane(step)] = PackedPlane::constant(reps.min(2) as f32 / 2.0);
+        }
+    }
+    if mover == Color::Black {
+        out[config.side_to_move_plane()] = PackedPlane::constant(1.0);
+    }
+    let no_capture = (current.halfmoves() as f32 / NO_CAPTURE_PLIES).min(1.0);
+    out[config.no_capture_plane()] = PackedPlane::constant(no_capture);
+    out[config.ones_plane()] = PackedPlane::constant(1.0);
+    for role in Role::ALL.into_iter().skip(1) {
+        let own = current.pieces(mover, role).count() as f32;
+        let theirs = current.pieces(mover.other(), role).count() as f32;
+        let scale = if role == Role::Soldier { 5.0 } else { 2.0 };
+        out[config.material_plane(role)] = PackedPlane::constant((own - theirs) / scale);
+    }
+    for (plane, victim) in [
+        (config.own_attacked_plane(), mover),
+        (config.opponent_attacked_plane(), mover.other()),
+    ] {
+        let mut hit = Bitboard::EMPTY;
+        for sq in current.by_color(victim) {
+            if attacked(current, sq, victim.other()) {
+                hit = hit.with(sq);
+            }
+        }
+        out[plane] = PackedPlane {
+            mask: view_mask(hit, mover),
+            value: 1.0,
+        };
+    }
+    Ok(())
+}
+
+/// Expands packed planes into `f32` planes (`packed.len() × 90` floats, the layout of
+/// [`encode_into`]); works on one position or a batch.
+///
+/// # Errors
+/// If `out` does not hold `packed.len() × 90` floats.
+pub fn expand_into(packed: &[PackedPlane], out: &mut [f32]) -> Result<(), EncodeError> {
+    if out.len() != packed.len() * PLANE_SIZE {
+        return Err(EncodeError::BufferSize {
+            expected: packed.len() * PLANE_SIZE,
+            got: out.len(),
+        });
+    }
+    for (plane, dst) in packed.iter().zip(out.chunks_exact_mut(PLANE_SIZE)) {
+        if plane.mask == FULL_MASK {
+            dst.fill(plane.value);
+            continue;
+        }
+        dst.fill(0.0);
+        let mut bits = plane.mask & FULL_MASK;
+        while bits != 0 {
+            dst[bits.trailing_zeros() as usize] = plane.value;
+            bits &= bits - 1;
+        }
+    }
+    Ok(())
+}
+
+/// Encodes the last position of `history` (oldest … newest) with up to
 /// `config.history` positions of history into `out`, `config.input_len()` floats laid
-/// out as `[channel][rank from the mover][file]`, row-major. Allocates nothing.
+/// out as `[channel][rank from the mover][file]`, row-major: [`encode_packed_into`]
+/// expanded. Allocates nothing for up to [`MAX_STACK_PLANES`] planes (the default
+/// encoding has 131).
 ///
 /// # Errors
 /// An empty `history`, a zero `config.history`, or an `out` of the wrong length.
@@ -139,7 +280,9 @@ pub fn encode_into(
     config: &EncoderConfig,
     out: &mut [f32],
 ) -> Result<(), EncodeError> {
-    let current = history.last().ok_or(EncodeError::EmptyHistory)?;
+    if history.is_empty() {
+        return Err(EncodeError::EmptyHistory);
+    }
     if config.history == 0 {
         return Err(EncodeError::ZeroHistory);
     }
@@ -149,55 +292,20 @@ pub fn encode_into(
             got: out.len(),
         });
     }
-    out.fill(0.0);
-    let mover = current.turn();
-    for step in 0..config.history.min(history.len()) {
-        let k = history.len() - 1 - step;
-        let pos = &history[k];
-        for (own, color) in [(true, mover), (false, mover.other())] {
-            for role in Role::ALL {
-                let base = config.piece_plane(step, own, role) * PLANE_SIZE;
-                for sq in pos.pieces(color, role) {
-                    out[base + view(sq.index(), mover)] = 1.0;
-                }
-            }
-        }
-        let reps = earlier_occurrences(history, k);
-        if reps > 0 {
-            // 1 earlier occurrence → 0.5, 2 or more (a third occurrence now) → 1.
-            let v = reps.min(2) as f32 / 2.0;
-            let base = config.repetition_plane(step) * PLANE_SIZE;
-            out[base..base + PLANE_SIZE].fill(v);
-        }
+    let planes = config.planes();
+    if planes <= MAX_STACK_PLANES {
+        let mut packed = [PackedPlane::ZERO; MAX_STACK_PLANES];
+        encode_packed_into(history, config, &mut packed[..planes])?;
+        expand_into(&packed[..planes], out)
+    } else {
+        let mut packed = vec![PackedPlane::ZERO; planes];
+        encode_packed_into(history, config, &mut packed)?;
+        expand_into(&packed, out)
     }
-    let fill = |out: &mut [f32], ch: usize, v: f32| {
-        out[ch * PLANE_SIZE..(ch + 1) * PLANE_SIZE].fill(v);
-    };
-    if mover == Color::Black {
-        fill(out, config.side_to_move_plane(), 1.0);
-    }
-    let no_capture = (current.halfmoves() as f32 / NO_CAPTURE_PLIES).min(1.0);
-    fill(out, config.no_capture_plane(), no_capture);
-    fill(out, config.ones_plane(), 1.0);
-    for role in Role::ALL.into_iter().skip(1) {
-        let own = current.pieces(mover, role).count() as f32;
-        let theirs = current.pieces(mover.other(), role).count() as f32;
-        let scale = if role == Role::Soldier { 5.0 } else { 2.0 };
-        fill(out, config.material_plane(role), (own - theirs) / scale);
-    }
-    for (plane, victim) in [
-        (config.own_attacked_plane(), mover),
-        (config.opponent_attacked_plane(), mover.other()),
-    ] {
-        let base = plane * PLANE_SIZE;
-        for sq in current.by_color(victim) {
-            if attacked(current, sq, victim.other()) {
-                out[base + view(sq.index(), mover)] = 1.0;
-            }
-        }
-    }
-    Ok(())
 }
+
+/// Planes [`encode_into`] packs on the stack: 16 history steps.
+pub const MAX_STACK_PLANES: usize = PLANES_PER_STEP * 16 + FEATURE_PLANES;
 
 /// Whether a piece of `by` could capture on `sq` (pseudo-legally: pins and the
 /// capturer's own safety are ignored). [`Position::attackers`] also counts the general
@@ -272,6 +380,30 @@ pub fn encode_eval_batch(
     out: &mut [f32],
 ) -> Result<(), EncodeError> {
     encode_batch_into(batch.iter().map(|input| input.history), config, out)
+}
+
+/// Packs an evaluator batch into `out` (`N × config.planes()` planes), each as
+/// [`encode_packed_into`] does. Allocates nothing.
+///
+/// # Errors
+/// As [`encode_packed_into`], for the first bad entry; `out` must hold exactly `N`
+/// encodings.
+pub fn encode_packed_batch(
+    batch: &[EvalInput<'_>],
+    config: &EncoderConfig,
+    out: &mut [PackedPlane],
+) -> Result<(), EncodeError> {
+    let planes = config.planes();
+    if out.len() != batch.len() * planes {
+        return Err(EncodeError::BufferSize {
+            expected: batch.len() * planes,
+            got: out.len(),
+        });
+    }
+    for (input, chunk) in batch.iter().zip(out.chunks_exact_mut(planes)) {
+        encode_packed_into(input.history, config, chunk)?;
+    }
+    Ok(())
 }
 
 /// Mirrors encoded planes left-right in place (files a ↔ i, for augmentation): the
@@ -631,6 +763,15 @@ mod tests {
         ));
     }
 
+    /// A square's point in the mover's view, written out independently of
+    /// `view_mask`: Red's as is, Black's rotated 180°.
+    fn view(sq: usize, mover: Color) -> usize {
+        match mover {
+            Color::Red => sq,
+            Color::Black => PLANE_SIZE - 1 - sq,
+        }
+    }
+
     #[test]
     fn own_and_opponent_planes_partition_the_board() {
         let c = EncoderConfig { history: 1 };
@@ -649,5 +790,90 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn packed_planes_hold_each_plane_as_a_mask_and_one_value() {
+        let c = EncoderConfig { history: 2 };
+        let history = play(&Position::startpos(), &["h2e2", "h9g7", "e2e6"]);
+        let mut packed = vec![PackedPlane::ZERO; c.planes()];
+        encode_packed_into(&history, &c, &mut packed).unwrap();
+        let flat = encode(&history, &c);
+        for (ch, plane) in packed.iter().enumerate() {
+            let f = self::plane(&flat, ch);
+            for (point, &v) in f.iter().enumerate() {
+                let set = plane.mask >> point & 1 == 1;
+                assert_eq!(
+                    v,
+                    if set { plane.value } else { 0.0 },
+                    "channel {ch} point {point}"
+                );
+            }
+            assert_eq!(
+                plane.mask & !FULL_MASK,
+                0,
+                "channel {ch} has bits past point 89"
+            );
+        }
+        // Black is to move: its view rotates the board, so its general is on e0.
+        let general = packed[c.piece_plane(0, true, Role::General)];
+        assert_eq!(general.mask, 1 << 4, "e9 seen from Black is point 4");
+        assert_eq!(packed[c.side_to_move_plane()], PackedPlane::constant(1.0));
+        assert_eq!(packed[c.ones_plane()].mask, FULL_MASK);
+        // Red's cannon took a soldier: Black's material plane shows the loss.
+        assert_eq!(
+            packed[c.material_plane(Role::Soldier)],
+            PackedPlane::constant(-0.2)
+        );
+    }
+
+    #[test]
+    fn mask_words_split_the_mask_at_bit_64() {
+        let p = PackedPlane {
+            mask: (1 << 89) | (1 << 64) | (1 << 63) | 1,
+            value: 1.0,
+        };
+        let [lo, hi] = p.mask_words();
+        assert_eq!(lo as u64, (1 << 63) | 1);
+        assert_eq!(hi as u64, (1 << 25) | 1);
+        assert_eq!(PackedPlane::constant(0.5).mask_words(), [-1, (1 << 26) - 1]);
+    }
+
+    #[test]
+    fn packed_batches_match_single_encodings_and_reject_bad_lengths() {
+        let c = EncoderConfig { history: 3 };
+        let history = play(&Position::startpos(), &["b2e2", "b9c7", "b0c2"]);
+        let moves: Vec<Vec<xq_core::Move>> = (0..history.len())
+            .map(|i| history[i].legal_moves().to_vec())
+            .collect();
+        let batch: Vec<EvalInput<'_>> = (0..history.len())
+            .map(|i| EvalInput {
+                history: &history[..=i],
+                moves: &moves[i],
+            })
+            .collect();
+        let mut packed = vec![PackedPlane::ZERO; batch.len() * c.planes()];
+        encode_packed_batch(&batch, &c, &mut packed).unwrap();
+        let mut flat = vec![f32::NAN; batch.len() * c.input_len()];
+        expand_into(&packed, &mut flat).unwrap();
+        for (i, input) in batch.iter().enumerate() {
+            assert_eq!(
+                &flat[i * c.input_len()..(i + 1) * c.input_len()],
+                encode(input.history, &c),
+                "position {i}"
+            );
+        }
+        assert!(matches!(
+            encode_packed_batch(&batch, &c, &mut packed[1..]),
+            Err(EncodeError::BufferSize { .. })
+        ));
+        assert!(matches!(
+            expand_into(&packed, &mut flat[1..]),
+            Err(EncodeError::BufferSize { .. })
+        ));
+        assert!(matches!(
+            encode_packed_into(&[], &c, &mut packed[..c.planes()]),
+            Err(EncodeError::EmptyHistory)
+        ));
     }
 }

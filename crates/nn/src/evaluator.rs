@@ -8,6 +8,10 @@
 
 use xq_core::{Move, Position, hash::splitmix64};
 
+use crate::encode::{EncoderConfig, PackedPlane, encode_packed_batch};
+use crate::output::evaluation_from_logits;
+use crate::policy::POLICY_SIZE;
+
 /// One position to evaluate.
 #[derive(Debug, Clone, Copy)]
 pub struct EvalInput<'a> {
@@ -61,6 +65,13 @@ pub trait Evaluator: Send {
     fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError>;
     /// A short description for logs ("uniform", "random(seed=7)", "torch(net.safetensors, cuda)").
     fn name(&self) -> String;
+    /// The network alone, when this evaluator is one: it takes packed inputs and gives
+    /// raw logits, so that a caller with many threads can encode and read the outputs
+    /// on its own threads and leave only the network to the thread that owns it (see
+    /// [`RawEvaluator`]). `None` (the default) for evaluators that are not networks.
+    fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
+        None
+    }
 }
 
 impl<E: Evaluator + ?Sized> Evaluator for Box<E> {
@@ -69,6 +80,9 @@ impl<E: Evaluator + ?Sized> Evaluator for Box<E> {
     }
     fn name(&self) -> String {
         (**self).name()
+    }
+    fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
+        (**self).raw()
     }
 }
 
@@ -79,6 +93,124 @@ impl<E: Evaluator + ?Sized> Evaluator for &mut E {
     fn name(&self) -> String {
         (**self).name()
     }
+    fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
+        (**self).raw()
+    }
+}
+
+/// A network's raw outputs for a batch, borrowed from the evaluator until its next call:
+/// policy logits over the whole index (`n × POLICY_SIZE`, row-major) and value logits
+/// (`n × 3`, win, draw, loss), as f32 on the host.
+#[derive(Debug, Clone, Copy)]
+pub struct RawOutputs<'a> {
+    pub policy: &'a [f32],
+    pub value: &'a [f32],
+}
+
+impl RawOutputs<'_> {
+    /// Positions in the batch.
+    pub fn len(&self) -> usize {
+        self.value.len() / 3
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.value.is_empty()
+    }
+
+    /// Position `i`'s policy logits.
+    pub fn policy_row(&self, i: usize) -> &[f32] {
+        &self.policy[i * POLICY_SIZE..(i + 1) * POLICY_SIZE]
+    }
+
+    /// Position `i`'s value logits.
+    pub fn value_row(&self, i: usize) -> [f32; 3] {
+        [
+            self.value[i * 3],
+            self.value[i * 3 + 1],
+            self.value[i * 3 + 2],
+        ]
+    }
+
+    /// Position `i`'s [`Evaluation`] over `input`'s moves (the legal-move gather and
+    /// softmax of [`evaluation_from_logits`]).
+    pub fn evaluation(&self, i: usize, input: &EvalInput<'_>) -> Result<Evaluation, EvalError> {
+        evaluation_from_logits(
+            self.policy_row(i),
+            self.value_row(i),
+            input.moves,
+            input.position()?.turn(),
+        )
+    }
+}
+
+/// The network part of an evaluator: packed inputs ([`PackedPlane`], made by
+/// [`crate::encode::encode_packed_into`] with [`encoder`](RawEvaluator::encoder)) in,
+/// raw logits out.
+///
+/// This is the seam that lets the encoding and the legal-move gather run on the threads
+/// that asked for an evaluation (KataGo's pattern): self-play's server hands the network
+/// the packed inputs of several search threads as they are, one slice per request,
+/// without joining them, and gives each thread its rows of the logits back. A GPU
+/// backend copies the packed planes (20 bytes a plane against 360 as f32) to the device
+/// and expands them there.
+pub trait RawEvaluator {
+    /// The encoding the packed inputs must have.
+    fn encoder(&self) -> EncoderConfig;
+
+    /// The raw outputs of the positions of `parts`, in order: each part holds a whole
+    /// number of positions of `encoder().planes()` planes each.
+    ///
+    /// # Errors
+    /// `BadInput` when a part is not a whole number of positions; `Backend` when the
+    /// network fails.
+    fn forward_packed(&mut self, parts: &[&[PackedPlane]]) -> Result<RawOutputs<'_>, EvalError>;
+}
+
+/// Positions in `parts` for an encoding of `planes` planes, or an error naming the part
+/// that is not a whole number of positions: the check every [`RawEvaluator`] makes.
+pub fn packed_positions(parts: &[&[PackedPlane]], planes: usize) -> Result<usize, EvalError> {
+    let mut n = 0;
+    for (i, part) in parts.iter().enumerate() {
+        if planes == 0 || !part.len().is_multiple_of(planes) {
+            return Err(EvalError::BadInput(format!(
+                "packed input part {i} holds {} planes, not a whole number of {planes}-plane positions",
+                part.len()
+            )));
+        }
+        n += part.len() / planes;
+    }
+    Ok(n)
+}
+
+/// [`Evaluator::evaluate`] for a network: packs `batch` into `packed` (a buffer the
+/// caller keeps between calls), runs `raw` and reads each position's evaluation off the
+/// logits. Every network evaluator's `evaluate` is this, so the packed path self-play
+/// takes and the direct one give the same evaluations.
+pub fn evaluate_packed(
+    raw: &mut dyn RawEvaluator,
+    batch: &[EvalInput<'_>],
+    packed: &mut Vec<PackedPlane>,
+) -> Result<Vec<Evaluation>, EvalError> {
+    if batch.is_empty() {
+        return Ok(Vec::new());
+    }
+    let config = raw.encoder();
+    packed.resize(batch.len() * config.planes(), PackedPlane::ZERO);
+    encode_packed_batch(batch, &config, packed).map_err(|e| EvalError::BadInput(e.to_string()))?;
+    let out = raw.forward_packed(&[packed])?;
+    if out.len() != batch.len() || out.policy.len() != batch.len() * POLICY_SIZE {
+        return Err(EvalError::Backend(format!(
+            "the network returned {} value and {} policy logits for {} positions",
+            out.value.len(),
+            out.policy.len(),
+            batch.len()
+        )));
+    }
+    batch
+        .iter()
+        .enumerate()
+        .map(|(i, input)| out.evaluation(i, input))
+        .collect()
 }
 
 /// Uniform policy, value 0 (wdl = [0, 1, 0]).

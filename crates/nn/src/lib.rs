@@ -110,11 +110,13 @@ pub use backend::{
     cuda_device_present,
 };
 pub use encode::{
-    ENCODING_VERSION, EncodeError, EncoderConfig, PLANE_SIZE, encode_batch_into, encode_eval_batch,
-    encode_into, mirror_planes,
+    ENCODING_VERSION, EncodeError, EncoderConfig, PLANE_SIZE, PackedPlane, encode_batch_into,
+    encode_eval_batch, encode_into, encode_packed_batch, encode_packed_into, expand_into,
+    mirror_planes,
 };
 pub use evaluator::{
-    EvalError, EvalInput, Evaluation, Evaluator, RandomEvaluator, UniformEvaluator,
+    EvalError, EvalInput, Evaluation, Evaluator, RandomEvaluator, RawEvaluator, RawOutputs,
+    UniformEvaluator, evaluate_packed, packed_positions,
 };
 pub use output::{
     evaluation_from_logits, legal_policy_from_logits, scatter_policy, wdl_from_logits,

@@ -6,15 +6,17 @@
 //! [SECONDS] [THREADS]` (SECONDS per measurement, split over three alternating rounds
 //! whose best counts; default 1. THREADS, default 1: the native backend splits each
 //! batch over that many threads, as self-play's evaluator copies do, while libtorch
-//! keeps one, so the ratio then compares THREADS cores with one). The table goes to
-//! docs/BENCHMARKS.md.
+//! keeps one, so the ratio then compares THREADS cores with one). Both take packed
+//! inputs, encoded before the clock starts; libtorch's time includes expanding them
+//! into its f32 input, the native backend's first layer reads them as they are. The
+//! table goes to docs/BENCHMARKS.md.
 
 use std::time::Instant;
 
 use xq_core::Position;
 use xq_native::NativeEvaluator;
 use xq_nn::EvalInput;
-use xq_nn::encode::{PLANE_SIZE, encode_eval_batch};
+use xq_nn::encode::{PLANE_SIZE, PackedPlane, encode_packed_batch};
 use xq_train::bench::scratch_evaluator;
 use xq_train::{DeviceChoice, EvaluatorOptions, NetConfig, TorchEvaluator};
 
@@ -183,7 +185,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             threads: 1,
             ..EvaluatorOptions::default()
         };
-        let torch: TorchEvaluator = scratch_evaluator(&dir, &cfg, options)?;
+        let mut torch: TorchEvaluator = scratch_evaluator(&dir, &cfg, options)?;
         let mut native = NativeEvaluator::load(&dir, threads)?;
         let flops = 2.0 * macs(&cfg);
         for n in [1usize, 8, 16, 32, 64] {
@@ -196,8 +198,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 })
                 .collect();
             let encoder = cfg.encoder();
-            let mut inputs = vec![0.0; n * encoder.input_len()];
-            encode_eval_batch(&batch, &encoder, &mut inputs)?;
+            let mut inputs = vec![PackedPlane::ZERO; n * encoder.planes()];
+            encode_packed_batch(&batch, &encoder, &mut inputs)?;
             // Alternating rounds, each side's best: a shared machine's noise hits both.
             let (mut t, mut nat) = (0.0f64, 0.0f64);
             for _ in 0..ROUNDS {

@@ -33,9 +33,12 @@ use std::thread::JoinHandle;
 
 use tch::nn::VarStore;
 use tch::{Device, Kind, Tensor};
-use xq_nn::encode::{BOARD_FILES, BOARD_RANKS, EncoderConfig, encode_eval_batch};
-use xq_nn::policy::{POLICY_SIZE, policy_indices_into};
-use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator, Inference, InferenceBackend, Precision};
+use xq_nn::encode::{BOARD_FILES, BOARD_RANKS, EncoderConfig, PackedPlane, expand_into};
+use xq_nn::policy::POLICY_SIZE;
+use xq_nn::{
+    EvalError, EvalInput, Evaluation, Evaluator, Inference, InferenceBackend, Precision,
+    RawEvaluator, RawOutputs, evaluate_packed, packed_positions,
+};
 
 use crate::checkpoint::{self, Sidecar, read_tensors};
 use crate::config::{DeviceChoice, device_name};
@@ -120,6 +123,96 @@ fn weights_to_bf16(vs: &VarStore) -> Result<(), tch::TchError> {
     Ok(())
 }
 
+/// Expands packed planes ([`PackedPlane`]) on the device the tensors are on: `masks`
+/// (`n × planes × 2` i64, [`PackedPlane::mask_words`]) and `values` (`n × planes` f32)
+/// become the network's input (`n × planes × 10 × 9`) in `kind`, each plane its value
+/// on the points of its mask. `shifts` is `0..64` as i64 on the same device (a replica
+/// keeps one). This is how a GPU evaluator gets its input: 20 bytes a plane cross the
+/// bus instead of 360, and the expansion is a few element-wise kernels.
+pub fn expand_packed(
+    masks: &Tensor,
+    values: &Tensor,
+    shifts: &Tensor,
+    kind: Kind,
+) -> Result<Tensor, tch::TchError> {
+    let size = values.size();
+    let [n, planes] = size[..] else {
+        return Err(tch::TchError::Shape(format!(
+            "packed values must be n × planes, got {size:?}"
+        )));
+    };
+    let plane = (BOARD_RANKS * BOARD_FILES) as i64;
+    // Bit k of each 64-bit word, words side by side: bit 64 + k is the high word's k.
+    let bits = masks
+        .f_unsqueeze(-1)?
+        .f_bitwise_right_shift(shifts)?
+        .f_bitwise_and(1)?
+        .f_reshape([n, planes, 128])?
+        .f_narrow(2, 0, plane)?
+        .f_to_kind(kind)?;
+    bits.f_mul(&values.f_to_kind(kind)?.f_unsqueeze(-1)?)?
+        .f_reshape([n, planes, BOARD_RANKS as i64, BOARD_FILES as i64])
+}
+
+/// `t`'s elements, read where they lie. `t` must be a contiguous f32 tensor in host
+/// memory (what [`Replica::forward`] returns); anything else is an error, not a misread.
+fn host_f32(t: &Tensor) -> Result<&[f32], TrainError> {
+    if t.kind() != Kind::Float || t.device() != Device::Cpu || !t.is_contiguous() {
+        return Err(TrainError::BadBatch(format!(
+            "outputs must be contiguous f32 on the host, got {:?} on {:?}",
+            t.kind(),
+            t.device()
+        )));
+    }
+    let len = t.numel();
+    if len == 0 {
+        return Ok(&[]);
+    }
+    // SAFETY: a contiguous f32 CPU tensor holds `numel` f32s at `data_ptr`, and the
+    // slice borrows `t`, which keeps the storage alive and (being `&`) unchanged.
+    Ok(unsafe { std::slice::from_raw_parts(t.data_ptr() as *const f32, len) })
+}
+
+/// `t`'s elements as a mutable slice of `T` (checked: `t` is a contiguous host tensor of
+/// `kind` holding `len` elements).
+fn host_mut<T>(t: &mut Tensor, kind: Kind, len: usize) -> Result<&mut [T], TrainError> {
+    if t.kind() != kind || t.device() != Device::Cpu || !t.is_contiguous() || t.numel() < len {
+        return Err(TrainError::BadBatch(format!(
+            "a staging buffer is not {len} contiguous {kind:?} on the host"
+        )));
+    }
+    // SAFETY: checked above; `&mut Tensor` means nothing else reads it meanwhile.
+    Ok(unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut T, len) })
+}
+
+/// The host buffers of a GPU replica, in page-locked memory so that the copies to and
+/// from the device need no staging copy of the driver's: the packed input's masks and
+/// values, and the f32 logits the device copies back, which the caller reads in place.
+/// Grown to the next power of two when a batch does not fit.
+#[derive(Debug)]
+struct Pinned {
+    capacity: usize,
+    masks: Tensor,
+    values: Tensor,
+    policy: Tensor,
+    value: Tensor,
+}
+
+impl Pinned {
+    fn new(capacity: usize, planes: usize, device: Device) -> Result<Pinned, tch::TchError> {
+        let host =
+            |size: &[i64], kind| Tensor::f_empty(size, (kind, Device::Cpu))?.f_pin_memory(device);
+        let (cap, planes) = (capacity as i64, planes as i64);
+        Ok(Pinned {
+            capacity,
+            masks: host(&[cap, planes, 2], Kind::Int64)?,
+            values: host(&[cap, planes], Kind::Float)?,
+            policy: host(&[cap, POLICY_SIZE as i64], Kind::Float)?,
+            value: host(&[cap, 3], Kind::Float)?,
+        })
+    }
+}
+
 /// One copy of the network, with what a forward pass needs.
 #[derive(Debug)]
 struct Replica {
@@ -129,6 +222,13 @@ struct Replica {
     kind: Kind,
     planes: usize,
     threads: usize,
+    /// `0..64` on the device, for [`expand_packed`].
+    shifts: Tensor,
+    /// On the CPU: the f32 input, expanded straight from the packed planes (no zeroed
+    /// staging copy). Grown to the next power of two as needed.
+    input: Option<Tensor>,
+    /// On a GPU: the page-locked host buffers.
+    pinned: Option<Pinned>,
 }
 
 impl Replica {
@@ -160,26 +260,116 @@ impl Replica {
             kind,
             planes: sidecar.net.encoder().planes(),
             threads,
+            shifts: Tensor::f_arange(64, (Kind::Int64, device))?,
+            input: None,
+            pinned: None,
         })
     }
 
-    /// Policy and value logits of `n` encoded positions (checked by the caller).
-    fn forward(&self, inputs: &[f32], n: usize) -> Result<(Vec<f32>, Vec<f32>), TrainError> {
+    /// Policy logits (`n × 2086`) and value logits (`n × 3`) of the `n` packed positions
+    /// of `parts` (checked by the caller), as contiguous f32 tensors in host memory: on
+    /// the CPU the network's own outputs, on a GPU views of the page-locked buffers,
+    /// valid until the next call.
+    fn forward(
+        &mut self,
+        parts: &[&[PackedPlane]],
+        n: usize,
+    ) -> Result<(Tensor, Tensor), TrainError> {
         if self.threads > 0 && tch::get_num_threads() != self.threads as i32 {
             crate::set_num_threads(self.threads);
         }
         let _guard = tch::no_grad_guard();
-        let x = Tensor::f_from_slice(inputs)?.f_view([
-            n as i64,
-            self.planes as i64,
-            BOARD_RANKS as i64,
-            BOARD_FILES as i64,
-        ])?;
-        let x = x.f_to_device(self.device)?;
-        let (p, v) = self.net.forward(&x, false, self.kind)?;
-        let p = Vec::<f32>::try_from(&p.f_to_device(Device::Cpu)?.f_reshape([-1])?)?;
-        let v = Vec::<f32>::try_from(&v.f_to_device(Device::Cpu)?.f_reshape([-1])?)?;
+        let (p, v) = if self.device.is_cuda() {
+            self.forward_cuda(parts, n)?
+        } else {
+            let x = self.expand_on_host(parts, n)?;
+            let (p, v) = self.net.forward(&x, false, self.kind)?;
+            (
+                p.f_to_kind(Kind::Float)?.f_contiguous()?,
+                v.f_to_kind(Kind::Float)?.f_contiguous()?,
+            )
+        };
         Ok((p, v))
+    }
+
+    /// The CPU input: the packed planes expanded into the kept f32 tensor.
+    fn expand_on_host(&mut self, parts: &[&[PackedPlane]], n: usize) -> Result<Tensor, TrainError> {
+        let per = self.planes * BOARD_RANKS * BOARD_FILES;
+        if self.input.as_ref().is_none_or(|t| t.numel() < n * per) {
+            let cap = n.next_power_of_two() as i64;
+            let size = [
+                cap,
+                self.planes as i64,
+                BOARD_RANKS as i64,
+                BOARD_FILES as i64,
+            ];
+            self.input = Some(Tensor::f_empty(size, (Kind::Float, Device::Cpu))?);
+        }
+        let input = self.input.as_mut().expect("allocated above");
+        let dst = host_mut::<f32>(input, Kind::Float, n * per)?;
+        let mut at = 0;
+        for part in parts {
+            let len = part.len() / self.planes * per;
+            expand_into(part, &mut dst[at..at + len])
+                .map_err(|e| TrainError::BadBatch(e.to_string()))?;
+            at += len;
+        }
+        Ok(input.f_narrow(0, 0, n as i64)?)
+    }
+
+    /// The GPU path: packed planes into page-locked memory, copied without blocking,
+    /// expanded on the device; the logits come back as f32 into page-locked memory.
+    ///
+    /// *Why f32 logits rather than the network's f16?* The host thread, not the bus, is
+    /// what limits a GPU evaluator (docs/BENCHMARKS.md, "GPU"): converting f16 on the
+    /// host would read and write every logit once more, while the device converts them
+    /// for free and the bus carries 8 kB a position, about a third of a microsecond.
+    fn forward_cuda(
+        &mut self,
+        parts: &[&[PackedPlane]],
+        n: usize,
+    ) -> Result<(Tensor, Tensor), TrainError> {
+        if self.pinned.as_ref().is_none_or(|b| b.capacity < n) {
+            self.pinned = Some(Pinned::new(
+                n.next_power_of_two(),
+                self.planes,
+                self.device,
+            )?);
+        }
+        let buffers = self.pinned.as_mut().expect("allocated above");
+        {
+            let masks = host_mut::<i64>(&mut buffers.masks, Kind::Int64, n * self.planes * 2)?;
+            for (k, plane) in parts.iter().flat_map(|p| p.iter()).enumerate() {
+                masks[2 * k..2 * k + 2].copy_from_slice(&plane.mask_words());
+            }
+        }
+        {
+            let values = host_mut::<f32>(&mut buffers.values, Kind::Float, n * self.planes)?;
+            for (k, plane) in parts.iter().flat_map(|p| p.iter()).enumerate() {
+                values[k] = plane.value;
+            }
+        }
+        let n = n as i64;
+        // The previous call's copies back finished before it returned (they block), so
+        // nothing still reads the buffers written above.
+        let masks =
+            buffers
+                .masks
+                .f_narrow(0, 0, n)?
+                .f_to_device_(self.device, Kind::Int64, true, false)?;
+        let values = buffers.values.f_narrow(0, 0, n)?.f_to_device_(
+            self.device,
+            Kind::Float,
+            true,
+            false,
+        )?;
+        let x = expand_packed(&masks, &values, &self.shifts, self.kind)?;
+        let (p, v) = self.net.forward(&x, false, self.kind)?;
+        let mut policy = buffers.policy.f_narrow(0, 0, n)?;
+        policy.f_copy_(&p.f_to_kind(Kind::Float)?)?;
+        let mut value = buffers.value.f_narrow(0, 0, n)?;
+        value.f_copy_(&v.f_to_kind(Kind::Float)?)?;
+        Ok((policy, value))
     }
 }
 
@@ -192,14 +382,14 @@ type PartResult = Result<(Vec<f32>, Vec<f32>), String>;
 struct Worker {
     /// Its copy's number (the calling thread's copy is 0), for messages.
     index: usize,
-    jobs: Option<SyncSender<(Vec<f32>, usize)>>,
+    jobs: Option<SyncSender<(Vec<PackedPlane>, usize)>>,
     results: Receiver<PartResult>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Worker {
-    fn spawn(replica: Replica, index: usize) -> Result<Worker, TrainError> {
-        let (jobs, job_rx) = sync_channel::<(Vec<f32>, usize)>(1);
+    fn spawn(mut replica: Replica, index: usize) -> Result<Worker, TrainError> {
+        let (jobs, job_rx) = sync_channel::<(Vec<PackedPlane>, usize)>(1);
         let (result_tx, results) = sync_channel::<PartResult>(1);
         let thread = std::thread::Builder::new()
             .name(format!("torch-eval-{index}"))
@@ -208,10 +398,11 @@ impl Worker {
                     // A panic inside libtorch becomes this part's error, so the caller
                     // hears why; the copy then stops.
                     let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                        replica.forward(&inputs, n).map_err(|e| e.to_string())
+                        let (p, v) = replica.forward(&[&inputs], n)?;
+                        Ok::<_, TrainError>((host_f32(&p)?.to_vec(), host_f32(&v)?.to_vec()))
                     }));
                     let (r, panicked) = match r {
-                        Ok(r) => (r, false),
+                        Ok(r) => (r.map_err(|e| e.to_string()), false),
                         Err(panic) => (Err(format!("panicked: {}", panic_message(&*panic))), true),
                     };
                     if result_tx.send(r).is_err() || panicked {
@@ -238,6 +429,29 @@ impl Drop for Worker {
     }
 }
 
+/// The last batch's logits, which [`RawOutputs`] borrow: one copy's own output tensors
+/// (read in place), or the joined parts of several copies.
+#[derive(Debug)]
+enum Held {
+    Tensors(Tensor, Tensor),
+    Joined(Vec<f32>, Vec<f32>),
+}
+
+impl Held {
+    fn outputs(&self) -> Result<RawOutputs<'_>, TrainError> {
+        Ok(match self {
+            Held::Tensors(p, v) => RawOutputs {
+                policy: host_f32(p)?,
+                value: host_f32(v)?,
+            },
+            Held::Joined(p, v) => RawOutputs {
+                policy: p,
+                value: v,
+            },
+        })
+    }
+}
+
 /// See the module documentation.
 #[derive(Debug)]
 pub struct TorchEvaluator {
@@ -247,8 +461,9 @@ pub struct TorchEvaluator {
     encoder: EncoderConfig,
     name: String,
     sidecar: Sidecar,
-    inputs: Vec<f32>,
-    indices: Vec<u16>,
+    /// Packed inputs: `evaluate`'s encoding, or a split batch's joined parts.
+    packed: Vec<PackedPlane>,
+    held: Held,
     inference: Inference,
 }
 
@@ -320,8 +535,8 @@ impl TorchEvaluator {
             encoder: sidecar.net.encoder(),
             name,
             sidecar,
-            inputs: Vec::new(),
-            indices: Vec::new(),
+            packed: Vec::new(),
+            held: Held::Joined(Vec::new(), Vec::new()),
             inference: Inference {
                 backend: if device.is_cuda() {
                     InferenceBackend::TorchCuda
@@ -354,24 +569,47 @@ impl TorchEvaluator {
         self.workers.len() + 1
     }
 
-    /// Raw network outputs for `n` encoded positions (`n × planes × 10 × 9` floats):
-    /// policy logits (`n × 2086`) and value logits (`n × 3`), as f32 on the host. With
-    /// several copies of the network the positions are cut into consecutive parts of
-    /// equal size (the last may be smaller), one a copy, and the outputs joined in order.
+    /// Raw network outputs for `n` packed positions (`n × planes` [`PackedPlane`]s):
+    /// policy logits (`n × 2086`) and value logits (`n × 3`), copied out as f32 (for
+    /// tests and benchmarks; self-play reads them in place through [`RawEvaluator`]).
     pub fn forward_raw(
-        &self,
-        inputs: &[f32],
+        &mut self,
+        inputs: &[PackedPlane],
         n: usize,
     ) -> Result<(Vec<f32>, Vec<f32>), TrainError> {
-        if n == 0 || inputs.len() != n * self.encoder.input_len() {
+        if n == 0 || inputs.len() != n * self.encoder.planes() {
             return Err(TrainError::BadBatch(format!(
-                "{} input floats for {n} positions of {} floats each",
+                "{} packed planes for {n} positions of {} planes each",
                 inputs.len(),
-                self.encoder.input_len()
+                self.encoder.planes()
             )));
         }
+        self.run(&[inputs], n)?;
+        let out = self.held.outputs()?;
+        Ok((out.policy.to_vec(), out.value.to_vec()))
+    }
+
+    /// Evaluates the `n` positions of `parts` into `self.held`. With several copies of
+    /// the network the positions are cut into consecutive parts of equal size (the last
+    /// may be smaller), one a copy, and the outputs joined in order.
+    fn run(&mut self, parts: &[&[PackedPlane]], n: usize) -> Result<(), TrainError> {
+        if self.workers.is_empty() || n == 1 {
+            let (p, v) = self.replica.forward(parts, n)?;
+            self.held = Held::Tensors(p, v);
+            return Ok(());
+        }
+        let mut packed = std::mem::take(&mut self.packed);
+        packed.clear();
+        parts.iter().for_each(|p| packed.extend_from_slice(p));
+        let r = self.run_split(&packed, n);
+        self.packed = packed;
+        self.held = r?;
+        Ok(())
+    }
+
+    fn run_split(&mut self, inputs: &[PackedPlane], n: usize) -> Result<Held, TrainError> {
         let per = n.div_ceil(self.workers().min(n));
-        let len = self.encoder.input_len();
+        let len = self.encoder.planes();
         // Parts 1.. go to the workers; part 0 is evaluated here meanwhile.
         let mut sent = 0;
         let mut stopped = None;
@@ -387,7 +625,10 @@ impl TorchEvaluator {
                 break;
             }
         }
-        let mine = self.replica.forward(&inputs[..per * len], per);
+        let mine = self
+            .replica
+            .forward(&[&inputs[..per * len]], per)
+            .and_then(|(p, v)| Ok((host_f32(&p)?.to_vec(), host_f32(&v)?.to_vec())));
         // Every sent part is collected, even after a failure, so that no stale result
         // is left for the next batch.
         let mut parts = Vec::with_capacity(sent);
@@ -412,7 +653,7 @@ impl TorchEvaluator {
             p.extend_from_slice(&pp);
             v.extend_from_slice(&vv);
         }
-        Ok((p, v))
+        Ok(Held::Joined(p, v))
     }
 }
 
@@ -425,45 +666,37 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_else(|| "a panic without a message".to_owned())
 }
 
-/// Softmax of `xs` in place (max-subtracted; an empty slice stays empty).
-fn softmax(xs: &mut [f32]) {
-    let max = xs.iter().copied().fold(f32::NEG_INFINITY, f32::max);
-    let mut sum = 0.0;
-    for x in xs.iter_mut() {
-        *x = (*x - max).exp();
-        sum += *x;
+impl RawEvaluator for TorchEvaluator {
+    fn encoder(&self) -> EncoderConfig {
+        self.encoder
     }
-    for x in xs.iter_mut() {
-        *x /= sum;
+
+    fn forward_packed(&mut self, parts: &[&[PackedPlane]]) -> Result<RawOutputs<'_>, EvalError> {
+        let n = packed_positions(parts, self.encoder.planes())?;
+        if n == 0 {
+            return Ok(RawOutputs {
+                policy: &[],
+                value: &[],
+            });
+        }
+        self.run(parts, n)
+            .map_err(|e| EvalError::Backend(e.to_string()))?;
+        self.held
+            .outputs()
+            .map_err(|e| EvalError::Backend(e.to_string()))
     }
 }
 
 impl Evaluator for TorchEvaluator {
     fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError> {
-        if batch.is_empty() {
-            return Ok(Vec::new());
-        }
-        let n = batch.len();
-        self.inputs.resize(n * self.encoder.input_len(), 0.0);
-        encode_eval_batch(batch, &self.encoder, &mut self.inputs)
-            .map_err(|e| EvalError::BadInput(e.to_string()))?;
-        let (p, v) = self
-            .forward_raw(&self.inputs, n)
-            .map_err(|e| EvalError::Backend(e.to_string()))?;
-        let mut out = Vec::with_capacity(n);
-        for (i, input) in batch.iter().enumerate() {
-            let turn = input.position()?.turn();
-            policy_indices_into(input.moves, turn, &mut self.indices).map_err(|m| {
-                EvalError::BadInput(format!("move {m} has no policy index (not a legal move)"))
-            })?;
-            let row = &p[i * POLICY_SIZE..(i + 1) * POLICY_SIZE];
-            let mut policy: Vec<f32> = self.indices.iter().map(|&k| row[k as usize]).collect();
-            softmax(&mut policy);
-            let mut wdl = [v[i * 3], v[i * 3 + 1], v[i * 3 + 2]];
-            softmax(&mut wdl);
-            out.push(Evaluation { policy, wdl });
-        }
-        Ok(out)
+        let mut packed = std::mem::take(&mut self.packed);
+        let r = evaluate_packed(self, batch, &mut packed);
+        self.packed = packed;
+        r
+    }
+
+    fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
+        Some(self)
     }
 
     fn name(&self) -> String {
@@ -696,8 +929,8 @@ mod tests {
             assert_eq!(bf16.inference(), Inference::TORCH_BF16);
             assert!(bf16.name().contains("bf16"), "{}", bf16.name());
             let encoder = cfg.encoder();
-            let mut inputs = vec![0.0; batch.len() * encoder.input_len()];
-            xq_nn::encode_eval_batch(&batch, &encoder, &mut inputs).unwrap();
+            let mut inputs = vec![PackedPlane::ZERO; batch.len() * encoder.planes()];
+            xq_nn::encode_packed_batch(&batch, &encoder, &mut inputs).unwrap();
             let (fp, fv) = f32.forward_raw(&inputs, batch.len()).unwrap();
             let (bp, bv) = bf16.forward_raw(&inputs, batch.len()).unwrap();
             assert!(
@@ -784,5 +1017,69 @@ mod tests {
         ] {
             assert!(!is_batch_norm(name), "{name}");
         }
+    }
+
+    /// The GPU's input expansion, run on the CPU: bit for bit the host's.
+    #[test]
+    fn packed_planes_expand_on_a_device_as_on_the_host() {
+        let encoder = xq_nn::EncoderConfig { history: 3 };
+        let games = histories(9, 3);
+        let mut packed = vec![PackedPlane::ZERO; games.len() * encoder.planes()];
+        for (g, chunk) in games.iter().zip(packed.chunks_exact_mut(encoder.planes())) {
+            xq_nn::encode_packed_into(g, &encoder, chunk).unwrap();
+        }
+        // A plane with bit 63 set (the low word's sign) and one with bit 89.
+        packed[0] = PackedPlane {
+            mask: (1 << 63) | (1 << 89) | 5,
+            value: 0.5,
+        };
+        let mut want = vec![f32::NAN; packed.len() * 90];
+        expand_into(&packed, &mut want).unwrap();
+        let n = games.len() as i64;
+        let planes = encoder.planes() as i64;
+        let words: Vec<i64> = packed.iter().flat_map(|p| p.mask_words()).collect();
+        let values: Vec<f32> = packed.iter().map(|p| p.value).collect();
+        let masks = Tensor::from_slice(&words).view([n, planes, 2]);
+        let values = Tensor::from_slice(&values).view([n, planes]);
+        let shifts = Tensor::arange(64, (Kind::Int64, Device::Cpu));
+        let x = expand_packed(&masks, &values, &shifts, Kind::Float).unwrap();
+        assert_eq!(x.size(), [n, planes, 10, 9]);
+        let got = Vec::<f32>::try_from(x.reshape([-1])).unwrap();
+        assert_eq!(got, want);
+        assert!(expand_packed(&masks, &values.view([-1]), &shifts, Kind::Float).is_err());
+    }
+
+    /// Self-play's server hands the network several requests' slices as they are: the
+    /// outputs are those of the joined batch, on one copy and on two.
+    #[test]
+    fn packed_parts_evaluate_as_one_batch() {
+        let root = std::env::temp_dir().join(format!("xq-packed-parts-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&root);
+        let cfg = NetConfig {
+            history: 2,
+            ..NetConfig::small()
+        };
+        random_checkpoint(&root, &cfg, 9);
+        let encoder = cfg.encoder();
+        let games = histories(7, 2);
+        let mut packed = vec![PackedPlane::ZERO; games.len() * encoder.planes()];
+        for (g, chunk) in games.iter().zip(packed.chunks_exact_mut(encoder.planes())) {
+            xq_nn::encode_packed_into(g, &encoder, chunk).unwrap();
+        }
+        for copies in [1, 2] {
+            let mut ev = load(&root, Precision::F32, copies);
+            let (p, v) = ev.forward_raw(&packed, games.len()).unwrap();
+            let cut = 3 * encoder.planes();
+            let parts: [&[PackedPlane]; 3] = [&packed[..cut], &[], &packed[cut..]];
+            let out = ev.forward_packed(&parts).unwrap();
+            assert_eq!(out.len(), games.len());
+            assert_eq!((out.policy, out.value), (&p[..], &v[..]), "{copies} copies");
+            let bad: [&[PackedPlane]; 1] = [&packed[1..]];
+            assert!(matches!(
+                ev.forward_packed(&bad),
+                Err(EvalError::BadInput(_))
+            ));
+        }
+        let _ = std::fs::remove_dir_all(&root);
     }
 }

@@ -19,7 +19,7 @@ use tch::{Device, Kind, Tensor};
 use xq_core::Position;
 use xq_native::NativeEvaluator;
 use xq_nn::checkpoint::Sidecar;
-use xq_nn::encode::encode_eval_batch;
+use xq_nn::encode::{PackedPlane, encode_packed_batch};
 use xq_nn::{EvalInput, Evaluator};
 use xq_train::checkpoint::{write_sidecar, write_tensors};
 use xq_train::{DeviceChoice, EvaluatorOptions, Net, NetConfig, TorchEvaluator};
@@ -162,8 +162,8 @@ fn native_outputs_equal_libtorch_within_tolerance_on_several_networks_and_positi
             })
             .collect();
         let encoder = cfg.encoder();
-        let mut inputs = vec![0.0; batch.len() * encoder.input_len()];
-        encode_eval_batch(&batch, &encoder, &mut inputs).unwrap();
+        let mut inputs = vec![PackedPlane::ZERO; batch.len() * encoder.planes()];
+        encode_packed_batch(&batch, &encoder, &mut inputs).unwrap();
         let (tp, tv) = torch.forward_raw(&inputs, batch.len()).unwrap();
         let (np, nv) = native.forward_raw(&inputs, batch.len()).unwrap();
         let (dp, dv) = (max_diff(&tp, &np), max_diff(&tv, &nv));

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use tch::{Device, Kind, Tensor};
 use xq_core::{Move, Position};
 use xq_nn::checkpoint::CheckpointError;
-use xq_nn::encode::encode_into;
+use xq_nn::encode::{PackedPlane, encode_into, encode_packed_into};
 use xq_nn::policy::{POLICY_SIZE, policy_index};
 use xq_nn::{EvalInput, Evaluator};
 use xq_train::{
@@ -207,6 +207,16 @@ fn encoded(positions: &[Position], history: usize) -> Vec<f32> {
     out
 }
 
+/// The same positions packed, as evaluators take them.
+fn packed(positions: &[Position], history: usize) -> Vec<PackedPlane> {
+    let enc = xq_nn::encode::EncoderConfig { history };
+    let mut out = vec![PackedPlane::ZERO; positions.len() * enc.planes()];
+    for (p, chunk) in positions.iter().zip(out.chunks_exact_mut(enc.planes())) {
+        encode_packed_into(std::slice::from_ref(p), &enc, chunk).unwrap();
+    }
+    out
+}
+
 fn sample_positions() -> Vec<Position> {
     [
         "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1",
@@ -238,7 +248,7 @@ fn checkpoint_round_trip_gives_identical_outputs() {
         (WeightsChoice::Live, t.net()),
     ] {
         let (p, v) = tch::no_grad(|| net.forward(&input, false, Kind::Float)).unwrap();
-        let ev = TorchEvaluator::load(
+        let mut ev = TorchEvaluator::load(
             &dir,
             EvaluatorOptions {
                 device: DeviceChoice::Cpu,
@@ -250,7 +260,9 @@ fn checkpoint_round_trip_gives_identical_outputs() {
         )
         .unwrap();
         assert_eq!(ev.sidecar().step, 3);
-        let (p2, v2) = ev.forward_raw(&x, positions.len()).unwrap();
+        let (p2, v2) = ev
+            .forward_raw(&packed(&positions, cfg.net.history), positions.len())
+            .unwrap();
         assert_eq!(
             Vec::<f32>::try_from(&p.reshape([-1])).unwrap(),
             p2,
@@ -324,15 +336,15 @@ fn an_evaluator_with_several_copies_returns_the_outputs_of_one_in_order() {
         )
         .unwrap()
     };
-    let one = load(1);
-    let three = load(3);
+    let mut one = load(1);
+    let mut three = load(3);
     assert_eq!((one.workers(), three.workers()), (1, 3));
     let positions = sample_positions();
     assert!(
         positions.len() >= 4,
         "the batch must be split among all copies"
     );
-    let x = encoded(&positions, cfg.net.history);
+    let x = packed(&positions, cfg.net.history);
     let len = x.len() / positions.len();
     // Every batch size from one position (fewer positions than copies) to all of them,
     // twice over, so that a part left over from one batch would show in the next.
