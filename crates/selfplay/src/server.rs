@@ -8,6 +8,14 @@
 //! batch larger than `max_batch` is split into several evaluator calls. Answers go back
 //! in request order on the requesting thread's own channel, so a result can only reach
 //! the thread (and, by position in its request, the game) that asked for it.
+//!
+//! **Work off the server thread.** With a network ([`Evaluator::raw`]), the search
+//! threads encode their leaves ([`PackedPlane`]s) before they ask, and read the legal
+//! moves' policy off the logits after the answer: the server hands the network every
+//! request's packed inputs as they are, one slice each, and copies each thread its rows
+//! of the logits. That is KataGo's split of the work: the one thread that feeds the
+//! network does nothing a search thread can do. Other evaluators (uniform, random) get
+//! the leaves' histories and answer with evaluations.
 
 use std::sync::atomic::{AtomicBool, Ordering::Relaxed};
 use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender, TryRecvError};
@@ -16,7 +24,9 @@ use std::time::{Duration, Instant};
 
 use xq_core::{Move, Position};
 use xq_mcts::LeafRequest;
-use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator};
+use xq_nn::encode::{EncoderConfig, PackedPlane, encode_packed_into};
+use xq_nn::policy::POLICY_SIZE;
+use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator, RawEvaluator, RawOutputs};
 
 use crate::cache::EvalCache;
 use crate::resign::Calibrator;
@@ -38,6 +48,15 @@ impl OwnedLeaf {
         self.moves.extend_from_slice(req.moves());
     }
 
+    /// Keeps what reading an evaluation off the logits needs: the moves and the newest
+    /// position (its side to move), not the history the encoding has already read.
+    pub fn fill_newest_from(&mut self, req: &LeafRequest) {
+        self.history.clear();
+        self.history.extend(req.history().last().cloned());
+        self.moves.clear();
+        self.moves.extend_from_slice(req.moves());
+    }
+
     pub fn input(&self) -> EvalInput<'_> {
         EvalInput {
             history: &self.history,
@@ -46,15 +65,98 @@ impl OwnedLeaf {
     }
 }
 
+/// One search thread's request and the buffers of its answer, recycled between rounds.
+#[derive(Debug, Default)]
+pub struct Request {
+    /// The leaves: whole histories for an evaluator that is not a network; with a
+    /// network, the newest positions and moves the answer is read with.
+    pub leaves: Vec<OwnedLeaf>,
+    /// Leaves in this request (the vectors hold spares beyond).
+    pub n: usize,
+    /// The encoding `packed` was made with; `None` when the leaves travel unencoded.
+    pub encoder: Option<EncoderConfig>,
+    /// The leaves' packed inputs (`n × planes`), encoded by the search thread.
+    pub packed: Vec<PackedPlane>,
+    /// The answer from a network: the leaves' policy logits (`n × POLICY_SIZE`) and
+    /// value logits (`n × 3`).
+    pub policy: Vec<f32>,
+    pub value: Vec<f32>,
+    /// The answer from any other evaluator.
+    pub evals: Vec<Evaluation>,
+}
+
+impl Request {
+    /// Adds `req` as leaf `self.n`: encoded with `encoder` when the evaluator is a
+    /// network, its history copied otherwise.
+    ///
+    /// # Errors
+    /// An encoding error (an empty history).
+    pub fn push(&mut self, req: &LeafRequest) -> Result<(), EvalError> {
+        let i = self.n;
+        if self.leaves.len() == i {
+            self.leaves.push(OwnedLeaf::default());
+        }
+        if let Some(encoder) = self.encoder {
+            let planes = encoder.planes();
+            self.packed.resize((i + 1) * planes, PackedPlane::ZERO);
+            encode_packed_into(req.history(), &encoder, &mut self.packed[i * planes..])
+                .map_err(|e| EvalError::BadInput(e.to_string()))?;
+            self.leaves[i].fill_newest_from(req);
+        } else {
+            self.leaves[i].fill_from(req);
+        }
+        self.n += 1;
+        Ok(())
+    }
+
+    /// Empties the request for a new round, encoding with `encoder` (`None`: unencoded).
+    pub fn reset(&mut self, encoder: Option<EncoderConfig>) {
+        self.n = 0;
+        self.encoder = encoder;
+        self.packed.clear();
+        self.evals.clear();
+    }
+
+    /// The evaluations of the answer, in leaf order: read off the logits here, on the
+    /// search thread that asked, when the server answered with logits.
+    ///
+    /// # Errors
+    /// An answer of the wrong size, or logits that make no evaluation (NaN).
+    pub fn evaluations(&mut self) -> Result<Vec<Evaluation>, EvalError> {
+        if self.encoder.is_none() {
+            if self.evals.len() != self.n {
+                return Err(EvalError::Backend(format!(
+                    "{} evaluations for {} leaves",
+                    self.evals.len(),
+                    self.n
+                )));
+            }
+            return Ok(std::mem::take(&mut self.evals));
+        }
+        let out = RawOutputs {
+            policy: &self.policy,
+            value: &self.value,
+        };
+        if out.len() != self.n || out.policy.len() != self.n * POLICY_SIZE {
+            return Err(EvalError::Backend(format!(
+                "logits of {} positions for {} leaves",
+                out.len(),
+                self.n
+            )));
+        }
+        self.leaves[..self.n]
+            .iter()
+            .enumerate()
+            .map(|(i, leaf)| out.evaluation(i, &leaf.input()))
+            .collect()
+    }
+}
+
 /// From a search thread to the server.
 #[derive(Debug)]
 pub enum ToServer {
-    /// Evaluate `leaves[..n]` (the rest of the vector is spare buffers).
-    Eval {
-        group: usize,
-        leaves: Vec<OwnedLeaf>,
-        n: usize,
-    },
+    /// Evaluate the request's leaves.
+    Eval { group: usize, request: Request },
     /// Every game of this thread waits at a move boundary for a model swap.
     Park { group: usize },
     /// This thread has no more games.
@@ -64,13 +166,14 @@ pub enum ToServer {
 /// From the server to one search thread.
 #[derive(Debug)]
 pub enum ToGroup {
-    /// The evaluations of the request, in order, and its buffers back.
-    Evals {
-        leaves: Vec<OwnedLeaf>,
-        evals: Vec<Evaluation>,
+    /// The request back, with its answer.
+    Evals { request: Request },
+    /// The model was swapped (or the swap is over); go on, naming the new model, and
+    /// encode for it (`None`: it is not a network, send the leaves unencoded).
+    Resume {
+        model: String,
+        encoder: Option<EncoderConfig>,
     },
-    /// The model was swapped (or the swap is over); go on, naming the new model.
-    Resume { model: String },
     /// The evaluator failed; stop.
     Failed,
 }
@@ -103,7 +206,7 @@ pub fn serve(
     let mut alive = vec![true; n_groups];
     let mut parked = vec![false; n_groups];
     let mut next_model: Option<Box<dyn Evaluator>> = None;
-    let mut queue: Vec<(usize, Vec<OwnedLeaf>, usize)> = Vec::new();
+    let mut queue: Vec<(usize, Request)> = Vec::new();
     let mut first_error = None;
 
     loop {
@@ -133,11 +236,13 @@ pub fn serve(
             shared.resign.new_generation();
             shared.swap_pending.store(false, Relaxed);
             let model = evaluator.name();
+            let encoder = evaluator.raw().map(|raw| raw.encoder());
             for g in 0..n_groups {
                 if parked[g] {
                     parked[g] = false;
                     let _ = groups[g].send(ToGroup::Resume {
                         model: model.clone(),
+                        encoder,
                     });
                 }
             }
@@ -165,9 +270,9 @@ pub fn serve(
                 },
             };
             match msg {
-                ToServer::Eval { group, leaves, n } => {
-                    total += n;
-                    queue.push((group, leaves, n));
+                ToServer::Eval { group, request } => {
+                    total += request.n;
+                    queue.push((group, request));
                     deadline.get_or_insert_with(|| Instant::now() + timeout);
                 }
                 ToServer::Park { group } => parked[group] = true,
@@ -187,58 +292,19 @@ pub fn serve(
         }
 
         // Evaluate in calls of at most max_batch positions.
-        let result = {
-            let inputs: Vec<EvalInput<'_>> = queue
-                .iter()
-                .flat_map(|(_, leaves, n)| leaves[..*n].iter().map(OwnedLeaf::input))
-                .collect();
-            let mut out = Vec::with_capacity(inputs.len());
-            let mut result = Ok(());
-            for part in inputs.chunks(max_batch) {
-                let t = Instant::now();
-                let r = evaluator.evaluate(part);
-                shared
-                    .counters
-                    .eval_nanos
-                    .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
-                shared.counters.batches.fetch_add(1, Relaxed);
-                shared
-                    .counters
-                    .evaluated
-                    .fetch_add(part.len() as u64, Relaxed);
-                match r {
-                    Ok(evals) if evals.len() == part.len() => out.extend(evals),
-                    Ok(evals) => {
-                        result = Err(EvalError::Backend(format!(
-                            "{} returned {} evaluations for {} positions",
-                            evaluator.name(),
-                            evals.len(),
-                            part.len()
-                        )));
-                        break;
-                    }
-                    Err(e) => {
-                        result = Err(e);
-                        break;
-                    }
-                }
-            }
-            result.map(|()| out)
+        let result = match evaluator.raw() {
+            Some(raw) => evaluate_packed_requests(raw, &mut queue, max_batch, shared.counters),
+            None => evaluate_requests(&mut *evaluator, &mut queue, max_batch, shared.counters),
         };
         match result {
-            Ok(evals) => {
-                let mut evals = evals.into_iter();
-                for (group, leaves, n) in queue.drain(..) {
-                    let mine: Vec<Evaluation> = evals.by_ref().take(n).collect();
-                    let _ = groups[group].send(ToGroup::Evals {
-                        leaves,
-                        evals: mine,
-                    });
+            Ok(()) => {
+                for (group, request) in queue.drain(..) {
+                    let _ = groups[group].send(ToGroup::Evals { request });
                 }
             }
             Err(e) => {
                 shared.abort.store(true, Relaxed);
-                for (group, _, _) in queue.drain(..) {
+                for (group, _) in queue.drain(..) {
                     let _ = groups[group].send(ToGroup::Failed);
                 }
                 first_error = Some(e);
@@ -252,6 +318,128 @@ pub fn serve(
         Some(e) => Err(e),
         None => Ok(()),
     }
+}
+
+/// Counts one evaluator call of `positions` positions that started at `t`.
+fn count_call(counters: &Counters, t: Instant, positions: usize) {
+    counters
+        .eval_nanos
+        .fetch_add(t.elapsed().as_nanos() as u64, Relaxed);
+    counters.batches.fetch_add(1, Relaxed);
+    counters.evaluated.fetch_add(positions as u64, Relaxed);
+}
+
+/// Evaluates the queued requests' leaves with an evaluator that is not a network, in
+/// calls of at most `max_batch`, into each request's `evals`.
+fn evaluate_requests(
+    evaluator: &mut dyn Evaluator,
+    queue: &mut [(usize, Request)],
+    max_batch: usize,
+    counters: &Counters,
+) -> Result<(), EvalError> {
+    if let Some((_, r)) = queue.iter().find(|(_, r)| r.encoder.is_some()) {
+        return Err(EvalError::BadInput(format!(
+            "a search thread sent packed inputs for {:?}, but {} is not a network",
+            r.encoder,
+            evaluator.name()
+        )));
+    }
+    let mut out = Vec::new();
+    {
+        let inputs: Vec<EvalInput<'_>> = queue
+            .iter()
+            .flat_map(|(_, r)| r.leaves[..r.n].iter().map(OwnedLeaf::input))
+            .collect();
+        for part in inputs.chunks(max_batch) {
+            let t = Instant::now();
+            let evals = evaluator.evaluate(part)?;
+            count_call(counters, t, part.len());
+            if evals.len() != part.len() {
+                return Err(EvalError::Backend(format!(
+                    "{} returned {} evaluations for {} positions",
+                    evaluator.name(),
+                    evals.len(),
+                    part.len()
+                )));
+            }
+            out.extend(evals);
+        }
+    }
+    let mut evals = out.into_iter();
+    for (_, r) in queue.iter_mut() {
+        r.evals.clear();
+        r.evals.extend(evals.by_ref().take(r.n));
+    }
+    Ok(())
+}
+
+/// Evaluates the queued requests' packed inputs with a network, in calls of at most
+/// `max_batch` positions (a request may be cut between two calls), and copies each
+/// request its rows of the logits.
+fn evaluate_packed_requests(
+    raw: &mut dyn RawEvaluator,
+    queue: &mut [(usize, Request)],
+    max_batch: usize,
+    counters: &Counters,
+) -> Result<(), EvalError> {
+    let encoder = raw.encoder();
+    if let Some((_, r)) = queue.iter().find(|(_, r)| r.encoder != Some(encoder)) {
+        return Err(EvalError::BadInput(format!(
+            "a search thread encoded for {:?}, but the network takes {encoder:?}",
+            r.encoder
+        )));
+    }
+    let planes = encoder.planes();
+    // (request, first leaf, end leaf) segments, cut into calls of at most max_batch.
+    let mut segments: Vec<(usize, usize, usize)> = Vec::new();
+    let mut calls: Vec<std::ops::Range<usize>> = Vec::new();
+    let (mut fill, mut first) = (0, 0);
+    for (q, (_, r)) in queue.iter().enumerate() {
+        let mut lo = 0;
+        while lo < r.n {
+            let take = (r.n - lo).min(max_batch - fill);
+            segments.push((q, lo, lo + take));
+            (fill, lo) = (fill + take, lo + take);
+            if fill == max_batch {
+                calls.push(first..segments.len());
+                (fill, first) = (0, segments.len());
+            }
+        }
+    }
+    if first < segments.len() {
+        calls.push(first..segments.len());
+    }
+    for (_, r) in queue.iter_mut() {
+        r.policy.resize(r.n * POLICY_SIZE, 0.0);
+        r.value.resize(r.n * 3, 0.0);
+    }
+    for call in calls {
+        let segs = &segments[call];
+        let positions: usize = segs.iter().map(|&(_, lo, hi)| hi - lo).sum();
+        let t = Instant::now();
+        let parts: Vec<&[PackedPlane]> = segs
+            .iter()
+            .map(|&(q, lo, hi)| &queue[q].1.packed[lo * planes..hi * planes])
+            .collect();
+        let out = raw.forward_packed(&parts)?;
+        if out.len() != positions || out.policy.len() != positions * POLICY_SIZE {
+            return Err(EvalError::Backend(format!(
+                "the network returned logits of {} positions for {positions}",
+                out.len()
+            )));
+        }
+        let mut row = 0;
+        for &(q, lo, hi) in segs {
+            let r = &mut queue[q].1;
+            let k = hi - lo;
+            r.policy[lo * POLICY_SIZE..hi * POLICY_SIZE]
+                .copy_from_slice(&out.policy[row * POLICY_SIZE..(row + k) * POLICY_SIZE]);
+            r.value[lo * 3..hi * 3].copy_from_slice(&out.value[row * 3..(row + k) * 3]);
+            row += k;
+        }
+        count_call(counters, t, positions);
+    }
+    Ok(())
 }
 
 /// Polls a model source every `interval` until `done`, sending new evaluators to the

@@ -11,6 +11,7 @@ use std::time::{Duration, Instant};
 use xq_core::Color;
 use xq_data::{Chunk, ChunkMeta, ChunkWriter, NewRecord, SplitConfig, game_hash, quantize_policy};
 use xq_mcts::SearchError;
+use xq_nn::encode::EncoderConfig;
 use xq_nn::{EvalError, Evaluation, Evaluator};
 
 use crate::book::Book;
@@ -20,7 +21,7 @@ use crate::game::{FinishedGame, GameState, Step, Termination, game_seed};
 use crate::model::ModelSource;
 use crate::pgn::{PgnContext, game_pgn, today};
 use crate::resign::{Calibrator, ResignCalibration};
-use crate::server::{OwnedLeaf, ServerShared, ToGroup, ToServer, serve, watch_models};
+use crate::server::{Request, ServerShared, ToGroup, ToServer, serve, watch_models};
 use crate::stats::{Counters, Observer, Snapshot};
 
 /// Why a self-play run stopped with an error.
@@ -157,7 +158,7 @@ pub fn hostname() -> String {
 pub fn run(
     config: &SelfplayConfig,
     options: &RunOptions,
-    evaluator: Box<dyn Evaluator>,
+    mut evaluator: Box<dyn Evaluator>,
     models: Box<dyn ModelSource>,
 ) -> Result<Summary, SelfplayError> {
     config.validate()?;
@@ -186,6 +187,7 @@ pub fn run(
     let start = Instant::now();
     let threads = config.search_threads.min(config.parallel_games);
     let model_name = evaluator.name();
+    let encoder = evaluator.raw().map(|raw| raw.encoder());
 
     let (to_server, server_rx) = mpsc::channel::<ToServer>();
     // Bounded: games that outrun the writer wait for it, so no backlog of finished
@@ -233,7 +235,8 @@ pub fn run(
                 let model = model_name.clone();
                 let shared = &shared;
                 spawn_named(s, format!("xq-sp-search-{g}"), move || {
-                    let r = Group::new(g, threads, shared, model).run(&tx, &rx, &to_writer);
+                    let r =
+                        Group::new(g, threads, shared, model, encoder).run(&tx, &rx, &to_writer);
                     if r.is_err() {
                         shared.abort.store(true, Relaxed);
                     }
@@ -354,11 +357,20 @@ struct Group<'a> {
     total_slots: u64,
     shared: &'a Shared<'a>,
     model: String,
-    buffers: Vec<OwnedLeaf>,
+    /// The network's encoding, in which this thread encodes its leaves; `None` while
+    /// the evaluator is not a network (see the server module).
+    encoder: Option<EncoderConfig>,
+    request: Request,
 }
 
 impl<'a> Group<'a> {
-    fn new(id: usize, threads: usize, shared: &'a Shared<'a>, model: String) -> Group<'a> {
+    fn new(
+        id: usize,
+        threads: usize,
+        shared: &'a Shared<'a>,
+        model: String,
+        encoder: Option<EncoderConfig>,
+    ) -> Group<'a> {
         let total = shared.config.parallel_games;
         let slots = (id..total)
             .step_by(threads)
@@ -374,7 +386,8 @@ impl<'a> Group<'a> {
             total_slots: total as u64,
             shared,
             model,
-            buffers: Vec::new(),
+            encoder,
+            request: Request::default(),
         }
     }
 
@@ -431,7 +444,10 @@ impl<'a> Group<'a> {
                         .send(ToServer::Park { group: self.id })
                         .map_err(|_| server_gone())?;
                     match rx.recv() {
-                        Ok(ToGroup::Resume { model }) => self.model = model,
+                        Ok(ToGroup::Resume { model, encoder }) => {
+                            self.model = model;
+                            self.encoder = encoder;
+                        }
                         Ok(ToGroup::Failed) | Err(_) => return Ok(()),
                         Ok(ToGroup::Evals { .. }) => return Err(protocol()),
                     }
@@ -439,13 +455,14 @@ impl<'a> Group<'a> {
                 continue;
             }
 
-            // 2. Cache lookups; the misses (deduplicated) form the request.
+            // 2. Cache lookups; the misses (deduplicated) form the request, encoded
+            //    here when the evaluator is a network.
             keys.clear();
             sources.clear();
             hits.clear();
             batch_of.clear();
             batch_keys.clear();
-            let mut n = 0usize;
+            self.request.reset(self.encoder);
             for &i in &with_leaves {
                 let SlotState::Searching(g) = &self.slots[i].state else {
                     continue;
@@ -472,37 +489,35 @@ impl<'a> Group<'a> {
                         } else if let Some(&b) = batch_of.get(&key) {
                             sources.push(Source::Batch(b));
                         } else {
-                            if self.buffers.len() == n {
-                                self.buffers.push(OwnedLeaf::default());
-                            }
-                            self.buffers[n].fill_from(req);
-                            batch_of.insert(key, n);
+                            let b = self.request.n;
+                            self.request.push(req)?;
+                            batch_of.insert(key, b);
                             batch_keys.push(key);
-                            sources.push(Source::Batch(n));
-                            n += 1;
+                            sources.push(Source::Batch(b));
                         }
                     }
                 }
             }
+            let n = self.request.n;
             counters.leaves.fetch_add(sources.len() as u64, Relaxed);
             counters
                 .cache_hits
                 .fetch_add((sources.len() - n) as u64, Relaxed);
 
-            // 3. Evaluate the misses on the server.
+            // 3. Evaluate the misses on the server; read a network's answer here.
             let batch: Vec<Evaluation> = if n == 0 {
                 Vec::new()
             } else {
                 to_server
                     .send(ToServer::Eval {
                         group: self.id,
-                        leaves: std::mem::take(&mut self.buffers),
-                        n,
+                        request: std::mem::take(&mut self.request),
                     })
                     .map_err(|_| server_gone())?;
                 match rx.recv() {
-                    Ok(ToGroup::Evals { leaves, evals }) => {
-                        self.buffers = leaves;
+                    Ok(ToGroup::Evals { request }) => {
+                        self.request = request;
+                        let evals = self.request.evaluations()?;
                         if evals.len() != n {
                             return Err(protocol());
                         }

@@ -8,8 +8,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use common::{RedDespairs, pgn_games, reference_game, tiny_config};
-use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator, RandomEvaluator, UniformEvaluator};
+use common::{HashNet, RedDespairs, Unpacked, pgn_games, reference_game, tiny_config};
+use xq_nn::encode::{EncoderConfig, PackedPlane};
+use xq_nn::{
+    EvalError, EvalInput, Evaluation, Evaluator, RandomEvaluator, RawEvaluator, RawOutputs,
+    UniformEvaluator,
+};
 use xq_selfplay::game::game_seed;
 use xq_selfplay::{
     Book, ModelSource, NoModelUpdates, Observer, RunOptions, SelfplayConfig, Snapshot, Summary,
@@ -35,25 +39,28 @@ fn play(
 
 #[test]
 fn batched_games_equal_the_same_games_played_alone_and_chunks_read_back_identical() {
-    batched_equals_alone(1);
+    batched_equals_alone(1, || Box::new(RandomEvaluator::new(3)));
 }
 
 #[test]
 fn with_several_leaves_per_game_batched_games_still_equal_games_played_alone() {
-    batched_equals_alone(3);
+    batched_equals_alone(3, || Box::new(RandomEvaluator::new(3)));
 }
 
-fn batched_equals_alone(leaves_per_game: usize) {
+/// A network's leaves are encoded on the search threads and its policy read there off
+/// the logits the server copies back: the games are those it plays alone, where its
+/// `evaluate` encodes and reads on the calling thread.
+#[test]
+fn a_network_fed_by_the_search_threads_plays_the_games_it_plays_alone() {
+    batched_equals_alone(1, || Box::new(HashNet::new(2)));
+    batched_equals_alone(3, || Box::new(HashNet::new(3)));
+}
+
+fn batched_equals_alone(leaves_per_game: usize, evaluator: fn() -> Box<dyn Evaluator>) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = tiny_config();
     config.leaves_per_game = leaves_per_game;
-    let summary = play(
-        &config,
-        Some(dir.path()),
-        9,
-        11,
-        Box::new(RandomEvaluator::new(3)),
-    );
+    let summary = play(&config, Some(dir.path()), 9, 11, evaluator());
     assert_eq!(summary.stats.games, 9);
     assert!(
         summary.stats.avg_batch() > 1.0,
@@ -61,7 +68,7 @@ fn batched_equals_alone(leaves_per_game: usize) {
         summary.stats
     );
 
-    let mut reference_eval = RandomEvaluator::new(3);
+    let mut reference_eval = Unpacked(evaluator());
     let reference: Vec<_> = (0..9)
         .map(|id| reference_game(&config, id, 11, &mut reference_eval))
         .collect();
@@ -495,6 +502,76 @@ fn a_new_model_is_swapped_in_once_every_game_is_between_searches() {
     assert!(
         log[first_new..].iter().all(|&n| n == "new"),
         "old model used after the swap"
+    );
+    assert!(summary.stats.games >= 1);
+}
+
+/// A [`HashNet`] that counts its packed calls and stops the run after `stop_after`.
+struct CountedNet {
+    net: HashNet,
+    calls: Arc<AtomicU64>,
+    stop: Arc<AtomicBool>,
+    stop_after: u64,
+}
+
+impl RawEvaluator for CountedNet {
+    fn encoder(&self) -> EncoderConfig {
+        self.net.encoder()
+    }
+    fn forward_packed(&mut self, parts: &[&[PackedPlane]]) -> Result<RawOutputs<'_>, EvalError> {
+        if self.calls.fetch_add(1, Ordering::Relaxed) + 1 >= self.stop_after {
+            self.stop.store(true, Ordering::Relaxed);
+        }
+        self.net.forward_packed(parts)
+    }
+}
+
+impl Evaluator for CountedNet {
+    fn evaluate(&mut self, _: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError> {
+        Err(EvalError::Backend(
+            "self-play must take the packed path".into(),
+        ))
+    }
+    fn name(&self) -> String {
+        self.net.name()
+    }
+    fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
+        Some(self)
+    }
+}
+
+/// A run that starts on the uniform evaluator (leaves sent whole) and swaps in a
+/// network (leaves encoded by the search threads) plays on through the swap: every
+/// thread learns the new encoding with the resume.
+#[test]
+fn a_swap_from_a_stand_in_to_a_network_switches_the_threads_to_packed_inputs() {
+    let mut config = tiny_config();
+    config.model_poll_seconds = 0.01;
+    config.max_plies = 400;
+    let stop = Arc::new(AtomicBool::new(false));
+    let calls = Arc::new(AtomicU64::new(0));
+    let net = CountedNet {
+        net: HashNet::new(2),
+        calls: calls.clone(),
+        stop: stop.clone(),
+        stop_after: 50,
+    };
+    let summary = run(
+        &config,
+        &RunOptions {
+            games: None,
+            seed: 4,
+            stop: Some(stop.clone()),
+            ..RunOptions::default()
+        },
+        Box::new(UniformEvaluator),
+        Box::new(OneUpdate(Some(Box::new(net)))),
+    )
+    .unwrap();
+    assert_eq!(summary.stats.model_swaps, 1);
+    assert!(
+        calls.load(Ordering::Relaxed) >= 50,
+        "the network was not used"
     );
     assert!(summary.stats.games >= 1);
 }

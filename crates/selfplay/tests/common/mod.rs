@@ -4,9 +4,95 @@
 use std::path::Path;
 
 use xq_core::Color;
-use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator};
+use xq_core::hash::splitmix64;
+use xq_nn::encode::{EncoderConfig, PackedPlane};
+use xq_nn::{
+    EvalError, EvalInput, Evaluation, Evaluator, POLICY_SIZE, RawEvaluator, RawOutputs,
+    evaluate_packed, packed_positions,
+};
 use xq_selfplay::SelfplayConfig;
 use xq_selfplay::game::{FinishedGame, GameState, Step};
+
+/// A network stand-in without torch: its logits are a hash of the packed input, so it
+/// answers the same position the same way whoever encoded it, and a leaf misrouted or
+/// misencoded anywhere changes a search. It takes the packed path through
+/// [`Evaluator::raw`]; wrapped in [`Unpacked`] it does not.
+pub struct HashNet {
+    encoder: EncoderConfig,
+    packed: Vec<PackedPlane>,
+    policy: Vec<f32>,
+    value: Vec<f32>,
+}
+
+impl HashNet {
+    pub fn new(history: usize) -> HashNet {
+        HashNet {
+            encoder: EncoderConfig { history },
+            packed: Vec::new(),
+            policy: Vec::new(),
+            value: Vec::new(),
+        }
+    }
+}
+
+/// A logit in [-2, 2) from 64 hash bits.
+fn logit(bits: u64) -> f32 {
+    (bits >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0
+}
+
+impl RawEvaluator for HashNet {
+    fn encoder(&self) -> EncoderConfig {
+        self.encoder
+    }
+
+    fn forward_packed(&mut self, parts: &[&[PackedPlane]]) -> Result<RawOutputs<'_>, EvalError> {
+        let planes = self.encoder.planes();
+        packed_positions(parts, planes)?;
+        self.policy.clear();
+        self.value.clear();
+        for position in parts.iter().flat_map(|p| p.chunks_exact(planes)) {
+            let d = position.iter().fold(0u64, |h, p| {
+                let [lo, hi] = p.mask_words();
+                splitmix64(h ^ lo as u64) ^ splitmix64(hi as u64 ^ u64::from(p.value.to_bits()))
+            });
+            self.policy
+                .extend((0..POLICY_SIZE as u64).map(|k| logit(splitmix64(d ^ k))));
+            self.value
+                .extend((1..=3u64).map(|t| logit(splitmix64(d ^ (t << 40)))));
+        }
+        Ok(RawOutputs {
+            policy: &self.policy,
+            value: &self.value,
+        })
+    }
+}
+
+impl Evaluator for HashNet {
+    fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError> {
+        let mut packed = std::mem::take(&mut self.packed);
+        let r = evaluate_packed(self, batch, &mut packed);
+        self.packed = packed;
+        r
+    }
+    fn name(&self) -> String {
+        format!("hash-net(history={})", self.encoder.history)
+    }
+    fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
+        Some(self)
+    }
+}
+
+/// An evaluator with its network hidden: self-play sends it whole histories.
+pub struct Unpacked<E>(pub E);
+
+impl<E: Evaluator> Evaluator for Unpacked<E> {
+    fn evaluate(&mut self, batch: &[EvalInput<'_>]) -> Result<Vec<Evaluation>, EvalError> {
+        self.0.evaluate(batch)
+    }
+    fn name(&self) -> String {
+        self.0.name()
+    }
+}
 
 /// A small, fast configuration: few visits, short games, small batches.
 pub fn tiny_config() -> SelfplayConfig {
