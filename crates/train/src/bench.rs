@@ -19,6 +19,7 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use xq_core::Position;
+use xq_nn::encode::{PackedPlane, encode_packed_batch};
 use xq_nn::policy::POLICY_SIZE;
 use xq_nn::{EvalInput, Evaluator};
 
@@ -27,7 +28,7 @@ use crate::config::{
     DeviceChoice, NetConfig, OptimizerConfig, Precision, TrainConfig, device_name,
 };
 use crate::error::TrainError;
-use crate::evaluator::{EvaluatorOptions, TorchEvaluator};
+use crate::evaluator::{EvaluatorOptions, StageClock, TorchEvaluator};
 use crate::net::policy_gather_table;
 use crate::trainer::Trainer;
 
@@ -336,6 +337,148 @@ pub fn evaluator_throughput(
                 batch_size: batch.len(),
                 positions_per_sec: (batches * batch.len()) as f64 / secs,
                 batches,
+            });
+        }
+        Ok(out)
+    })();
+    let _ = std::fs::remove_dir_all(&dir);
+    result
+}
+
+/// Where a torch evaluator's call goes, at one batch size (milliseconds per call, means
+/// over the timed calls; the device is synchronised after each stage, so the stages add
+/// up to a little more than an unsynchronised call).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct EvalStages {
+    pub batch_size: usize,
+    pub calls: usize,
+    /// Packing the positions ([`xq_nn::encode::encode_packed_batch`]): the search
+    /// threads' share in self-play.
+    pub encode_ms: f64,
+    /// See [`StageClock`]: the server's share in self-play.
+    pub copy_in_ms: f64,
+    pub forward_ms: f64,
+    pub copy_out_ms: f64,
+    /// The legal-move gather and softmax of every position: the search threads' share.
+    pub gather_ms: f64,
+    /// Positions/s of the whole packed call, stages summed.
+    pub positions_per_sec: f64,
+    /// Positions/s of the same work on the input path before packed planes (f32 planes
+    /// encoded, copied into a new tensor and moved as they are, logits copied back into
+    /// new vectors, the gather on the same thread), timed in the same run.
+    pub unpacked_positions_per_sec: f64,
+}
+
+/// [`EvalStages`] of a [`TorchEvaluator`] (randomly initialised `net`, one copy, loaded
+/// with `options`) at each batch size, on positions from seeded random games; each size
+/// runs the packed path and then the unpacked one for about `seconds_per_size` each,
+/// after one untimed call of each.
+///
+/// # Errors
+/// If the network cannot be built or a call fails.
+pub fn evaluator_stages(
+    net: &NetConfig,
+    options: EvaluatorOptions,
+    batch_sizes: &[usize],
+    seconds_per_size: f64,
+) -> Result<Vec<EvalStages>, TrainError> {
+    let dir = std::env::temp_dir().join(format!("xq-train-bench-stages-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let result = (|| {
+        let options = EvaluatorOptions {
+            workers: 1,
+            ..options
+        };
+        let mut ev = scratch_evaluator(&dir, net, options)?;
+        let encoder = ev.encoder();
+        let max = batch_sizes.iter().copied().max().unwrap_or(1);
+        let games = random_histories(max, net.history, 7);
+        let moves: Vec<Vec<xq_core::Move>> = games
+            .iter()
+            .map(|h| {
+                h.last()
+                    .map(|p| p.legal_moves().to_vec())
+                    .unwrap_or_default()
+            })
+            .collect();
+        let inputs: Vec<EvalInput<'_>> = games
+            .iter()
+            .zip(&moves)
+            .map(|(h, m)| EvalInput {
+                history: h,
+                moves: m,
+            })
+            .collect();
+        let bad = |e: xq_nn::EvalError| TrainError::BadBatch(e.to_string());
+        let mut packed = Vec::new();
+        let mut planes = Vec::new();
+        let mut out = Vec::new();
+        for &bs in batch_sizes {
+            let batch = &inputs[..bs.min(inputs.len())];
+            let n = batch.len();
+            packed.resize(n * encoder.planes(), PackedPlane::ZERO);
+            planes.resize(n * encoder.input_len(), 0.0);
+            let mut clock = StageClock::default();
+            let (mut encode, mut gather) = (0.0, 0.0);
+            let mut calls = 0;
+            let mut warm = true;
+            let t0 = Instant::now();
+            while warm || calls == 0 || t0.elapsed().as_secs_f64() < seconds_per_size {
+                if warm {
+                    clock = StageClock::default();
+                }
+                let t = Instant::now();
+                encode_packed_batch(batch, &encoder, &mut packed)
+                    .map_err(|e| TrainError::BadBatch(e.to_string()))?;
+                let e = t.elapsed().as_secs_f64();
+                let raw = ev.forward_timed(&packed, n, &mut clock)?;
+                let t = Instant::now();
+                for (i, input) in batch.iter().enumerate() {
+                    raw.evaluation(i, input).map_err(bad)?;
+                }
+                let g = t.elapsed().as_secs_f64();
+                if !warm {
+                    (encode, gather, calls) = (encode + e, gather + g, calls + 1);
+                }
+                warm = false;
+            }
+            let per_call = |secs: f64| 1e3 * secs / calls as f64;
+            let total =
+                encode + gather + (clock.copy_in + clock.forward + clock.copy_out).as_secs_f64();
+            // The unpacked reference: one untimed call, then as long again.
+            let unpacked = |planes: &mut Vec<f32>| -> Result<(), TrainError> {
+                xq_nn::encode_eval_batch(batch, &encoder, planes)
+                    .map_err(|e| TrainError::BadBatch(e.to_string()))?;
+                let (p, v) = ev.forward_unpacked(planes, n)?;
+                for (i, input) in batch.iter().enumerate() {
+                    xq_nn::evaluation_from_logits(
+                        &p[i * POLICY_SIZE..(i + 1) * POLICY_SIZE],
+                        [v[i * 3], v[i * 3 + 1], v[i * 3 + 2]],
+                        input.moves,
+                        input.position().map_err(bad)?.turn(),
+                    )
+                    .map_err(bad)?;
+                }
+                Ok(())
+            };
+            unpacked(&mut planes)?;
+            let t0 = Instant::now();
+            let mut unpacked_calls = 0;
+            while unpacked_calls == 0 || t0.elapsed().as_secs_f64() < seconds_per_size {
+                unpacked(&mut planes)?;
+                unpacked_calls += 1;
+            }
+            let unpacked_secs = t0.elapsed().as_secs_f64();
+            out.push(EvalStages {
+                batch_size: n,
+                calls,
+                encode_ms: per_call(encode),
+                copy_in_ms: per_call(clock.copy_in.as_secs_f64()),
+                forward_ms: per_call(clock.forward.as_secs_f64()),
+                copy_out_ms: per_call(clock.copy_out.as_secs_f64()),
+                gather_ms: per_call(gather),
+                positions_per_sec: (calls * n) as f64 / total,
+                unpacked_positions_per_sec: (unpacked_calls * n) as f64 / unpacked_secs,
             });
         }
         Ok(out)

@@ -30,6 +30,7 @@ use std::panic::AssertUnwindSafe;
 use std::path::{Path, PathBuf};
 use std::sync::mpsc::{Receiver, SyncSender, sync_channel};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use tch::nn::VarStore;
 use tch::{Device, Kind, Tensor};
@@ -185,6 +186,36 @@ fn host_mut<T>(t: &mut Tensor, kind: Kind, len: usize) -> Result<&mut [T], Train
     Ok(unsafe { std::slice::from_raw_parts_mut(t.data_ptr() as *mut T, len) })
 }
 
+/// Where a replica's time goes, summed over calls: `copy_in` is the input's way to the
+/// network (packed planes into page-locked memory, the copy to the device and the
+/// expansion there; on the CPU the expansion into the kept input), `forward` the
+/// network, `copy_out` the logits' way back to host memory. Kept only when asked (the
+/// device is synchronised after each stage, which a plain call does not do), for
+/// [`crate::bench::evaluator_stages`].
+#[derive(Debug, Default, Clone, Copy, PartialEq)]
+pub struct StageClock {
+    pub copy_in: Duration,
+    pub forward: Duration,
+    pub copy_out: Duration,
+}
+
+/// Adds the time since `*since` to `stage` once the device has finished its queued work,
+/// and restarts `*since`; nothing without a clock.
+fn lap(
+    clock: &mut Option<&mut StageClock>,
+    device: Device,
+    since: &mut Instant,
+    stage: fn(&mut StageClock) -> &mut Duration,
+) {
+    if let Some(c) = clock {
+        if let Device::Cuda(i) = device {
+            tch::Cuda::synchronize(i as i64);
+        }
+        *stage(c) += since.elapsed();
+        *since = Instant::now();
+    }
+}
+
 /// The host buffers of a GPU replica, in page-locked memory so that the copies to and
 /// from the device need no staging copy of the driver's: the packed input's masks and
 /// values, and the f32 logits the device copies back, which the caller reads in place.
@@ -269,27 +300,41 @@ impl Replica {
     /// Policy logits (`n × 2086`) and value logits (`n × 3`) of the `n` packed positions
     /// of `parts` (checked by the caller), as contiguous f32 tensors in host memory: on
     /// the CPU the network's own outputs, on a GPU views of the page-locked buffers,
-    /// valid until the next call.
+    /// valid until the next call. `clock`, when given, receives the stages' times.
     fn forward(
         &mut self,
         parts: &[&[PackedPlane]],
         n: usize,
+        mut clock: Option<&mut StageClock>,
     ) -> Result<(Tensor, Tensor), TrainError> {
         if self.threads > 0 && tch::get_num_threads() != self.threads as i32 {
             crate::set_num_threads(self.threads);
         }
         let _guard = tch::no_grad_guard();
-        let (p, v) = if self.device.is_cuda() {
-            self.forward_cuda(parts, n)?
+        let mut since = Instant::now();
+        let x = if self.device.is_cuda() {
+            self.copy_in_cuda(parts, n)?
         } else {
-            let x = self.expand_on_host(parts, n)?;
-            let (p, v) = self.net.forward(&x, false, self.kind)?;
-            (
-                p.f_to_kind(Kind::Float)?.f_contiguous()?,
-                v.f_to_kind(Kind::Float)?.f_contiguous()?,
-            )
+            self.expand_on_host(parts, n)?
         };
-        Ok((p, v))
+        lap(&mut clock, self.device, &mut since, |c| &mut c.copy_in);
+        let (p, v) = self.net.forward(&x, false, self.kind)?;
+        lap(&mut clock, self.device, &mut since, |c| &mut c.forward);
+        let (p, v) = (p.f_to_kind(Kind::Float)?, v.f_to_kind(Kind::Float)?);
+        let out = match &mut self.pinned {
+            Some(buffers) if self.device.is_cuda() => {
+                // Blocking copies: when they return, the device is done with this call's
+                // inputs too, so the next call may overwrite them.
+                let mut policy = buffers.policy.f_narrow(0, 0, n as i64)?;
+                policy.f_copy_(&p)?;
+                let mut value = buffers.value.f_narrow(0, 0, n as i64)?;
+                value.f_copy_(&v)?;
+                (policy, value)
+            }
+            _ => (p.f_contiguous()?, v.f_contiguous()?),
+        };
+        lap(&mut clock, self.device, &mut since, |c| &mut c.copy_out);
+        Ok(out)
     }
 
     /// The CPU input: the packed planes expanded into the kept f32 tensor.
@@ -317,18 +362,15 @@ impl Replica {
         Ok(input.f_narrow(0, 0, n as i64)?)
     }
 
-    /// The GPU path: packed planes into page-locked memory, copied without blocking,
-    /// expanded on the device; the logits come back as f32 into page-locked memory.
+    /// The GPU input: packed planes into page-locked memory, copied to the device
+    /// without blocking and expanded there. The logits come back as f32 into the
+    /// page-locked buffers ([`Replica::forward`]).
     ///
     /// *Why f32 logits rather than the network's f16?* The host thread, not the bus, is
     /// what limits a GPU evaluator (docs/BENCHMARKS.md, "GPU"): converting f16 on the
     /// host would read and write every logit once more, while the device converts them
     /// for free and the bus carries 8 kB a position, about a third of a microsecond.
-    fn forward_cuda(
-        &mut self,
-        parts: &[&[PackedPlane]],
-        n: usize,
-    ) -> Result<(Tensor, Tensor), TrainError> {
+    fn copy_in_cuda(&mut self, parts: &[&[PackedPlane]], n: usize) -> Result<Tensor, TrainError> {
         if self.pinned.as_ref().is_none_or(|b| b.capacity < n) {
             self.pinned = Some(Pinned::new(
                 n.next_power_of_two(),
@@ -350,8 +392,8 @@ impl Replica {
             }
         }
         let n = n as i64;
-        // The previous call's copies back finished before it returned (they block), so
-        // nothing still reads the buffers written above.
+        // The previous call's blocking copies back returned only once the device had
+        // finished with its inputs, so nothing still reads the buffers written above.
         let masks =
             buffers
                 .masks
@@ -363,13 +405,7 @@ impl Replica {
             true,
             false,
         )?;
-        let x = expand_packed(&masks, &values, &self.shifts, self.kind)?;
-        let (p, v) = self.net.forward(&x, false, self.kind)?;
-        let mut policy = buffers.policy.f_narrow(0, 0, n)?;
-        policy.f_copy_(&p.f_to_kind(Kind::Float)?)?;
-        let mut value = buffers.value.f_narrow(0, 0, n)?;
-        value.f_copy_(&v.f_to_kind(Kind::Float)?)?;
-        Ok((policy, value))
+        Ok(expand_packed(&masks, &values, &self.shifts, self.kind)?)
     }
 }
 
@@ -398,7 +434,7 @@ impl Worker {
                     // A panic inside libtorch becomes this part's error, so the caller
                     // hears why; the copy then stops.
                     let r = std::panic::catch_unwind(AssertUnwindSafe(|| {
-                        let (p, v) = replica.forward(&[&inputs], n)?;
+                        let (p, v) = replica.forward(&[&inputs], n, None)?;
                         Ok::<_, TrainError>((host_f32(&p)?.to_vec(), host_f32(&v)?.to_vec()))
                     }));
                     let (r, panicked) = match r {
@@ -589,12 +625,56 @@ impl TorchEvaluator {
         Ok((out.policy.to_vec(), out.value.to_vec()))
     }
 
+    /// [`forward_raw`](Self::forward_raw) on the first copy alone, with its stages
+    /// timed into `clock` (see [`StageClock`]); the outputs are borrowed, as self-play
+    /// reads them.
+    pub(crate) fn forward_timed(
+        &mut self,
+        inputs: &[PackedPlane],
+        n: usize,
+        clock: &mut StageClock,
+    ) -> Result<RawOutputs<'_>, TrainError> {
+        let (p, v) = self.replica.forward(&[inputs], n, Some(clock))?;
+        self.held = Held::Tensors(p, v);
+        self.held.outputs()
+    }
+
+    /// The input path before packed planes, kept as the reference that
+    /// [`crate::bench::evaluator_stages`] measures the packed path against in the same
+    /// run: `n` positions of f32 planes (`n × planes × 90`) copied into a new tensor,
+    /// moved to the device as they are, and the logits copied back into new vectors.
+    pub(crate) fn forward_unpacked(
+        &self,
+        inputs: &[f32],
+        n: usize,
+    ) -> Result<(Vec<f32>, Vec<f32>), TrainError> {
+        let r = &self.replica;
+        let _guard = tch::no_grad_guard();
+        let x = Tensor::f_from_slice(inputs)?
+            .f_view([
+                n as i64,
+                r.planes as i64,
+                BOARD_RANKS as i64,
+                BOARD_FILES as i64,
+            ])?
+            .f_to_device(r.device)?;
+        let (p, v) = r.net.forward(&x, false, r.kind)?;
+        let host = |t: Tensor| -> Result<Vec<f32>, TrainError> {
+            Ok(Vec::<f32>::try_from(
+                &t.f_to_device(Device::Cpu)?
+                    .f_to_kind(Kind::Float)?
+                    .f_reshape([-1])?,
+            )?)
+        };
+        Ok((host(p)?, host(v)?))
+    }
+
     /// Evaluates the `n` positions of `parts` into `self.held`. With several copies of
     /// the network the positions are cut into consecutive parts of equal size (the last
     /// may be smaller), one a copy, and the outputs joined in order.
     fn run(&mut self, parts: &[&[PackedPlane]], n: usize) -> Result<(), TrainError> {
         if self.workers.is_empty() || n == 1 {
-            let (p, v) = self.replica.forward(parts, n)?;
+            let (p, v) = self.replica.forward(parts, n, None)?;
             self.held = Held::Tensors(p, v);
             return Ok(());
         }
@@ -627,7 +707,7 @@ impl TorchEvaluator {
         }
         let mine = self
             .replica
-            .forward(&[&inputs[..per * len]], per)
+            .forward(&[&inputs[..per * len]], per, None)
             .and_then(|(p, v)| Ok((host_f32(&p)?.to_vec(), host_f32(&v)?.to_vec())));
         // Every sent part is collected, even after a failure, so that no stale result
         // is left for the next batch.

@@ -154,6 +154,11 @@ struct TrainBenchArgs {
     /// Seconds per evaluator batch size.
     #[arg(long, default_value_t = 2.0)]
     eval_seconds: f64,
+    /// Also time each stage of an evaluator call (encode, copy in, forward, copy out,
+    /// gather) at the --eval-batches sizes, against the unpacked input path in the same
+    /// run.
+    #[arg(long)]
+    eval_stages: bool,
     /// Measure the Rust trainer only (no PyTorch reference).
     #[arg(long)]
     no_python: bool,
@@ -563,6 +568,27 @@ fn bench_train(a: &TrainBenchArgs) -> Result<()> {
                 "evaluator ({inference}): batch {:>4}: {:>9.0} positions/s",
                 r.batch_size, r.positions_per_sec
             );
+        }
+        if a.eval_stages {
+            let stages =
+                xq_train::bench::evaluator_stages(&net, options, &a.eval_batches, a.eval_seconds)?;
+            println!(
+                "stages ({inference}), ms per call: batch | encode | copy in | forward | copy out | gather | packed pos/s | unpacked pos/s | packed/unpacked"
+            );
+            for r in stages {
+                println!(
+                    "stages: {:>5} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} | {:.0} | {:.2}x",
+                    r.batch_size,
+                    r.encode_ms,
+                    r.copy_in_ms,
+                    r.forward_ms,
+                    r.copy_out_ms,
+                    r.gather_ms,
+                    r.positions_per_sec,
+                    r.unpacked_positions_per_sec,
+                    r.positions_per_sec / r.unpacked_positions_per_sec
+                );
+            }
         }
     }
     Ok(())
