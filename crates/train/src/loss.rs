@@ -134,6 +134,27 @@ pub fn loss(
     })
 }
 
+/// The weighted mean over the batch of KL(anchor ‖ policy) over the legal moves: how far
+/// the policy has moved from an anchor network's (the pre-trained one, `[train]
+/// policy_anchor`). The anchor's logits carry no gradient, so the term pulls the policy
+/// toward the anchor's and never the other way; its gradient is that of the
+/// cross-entropy to the anchor's policy, and the anchor's entropy only shifts the value
+/// so that it reads 0 where the two agree.
+pub fn policy_kl(
+    policy_logits: &Tensor,
+    anchor_logits: &Tensor,
+    batch: &DeviceBatch,
+) -> Result<Tensor, TchError> {
+    let logp = masked_log_softmax(policy_logits, &batch.legal)?;
+    let logq = masked_log_softmax(&anchor_logits.f_detach()?, &batch.legal)?;
+    // Illegal moves: q = 0 against a finite difference of two masked log-probabilities.
+    let kl = logq
+        .f_exp()?
+        .f_mul(&logq.f_sub(&logp)?)?
+        .f_sum_dim_intlist(1, false, Kind::Float)?;
+    weighted_mean(&kl, &batch.weight)
+}
+
 /// `Σ w·x / Σ w`, or 0 when every weight is 0 (no sample carries this target).
 fn weighted_mean(x: &Tensor, w: &Tensor) -> Result<Tensor, TchError> {
     let den = w.f_sum(Kind::Float)?.f_clamp_min(1e-12)?;
@@ -223,5 +244,37 @@ mod tests {
         let vl = vl.set_requires_grad(true);
         loss(&pl, &vl, &leafy, leaf(1.0)).unwrap().total.backward();
         assert_eq!(vl.grad().abs().sum(Kind::Float).double_value(&[]), 0.0);
+    }
+
+    #[test]
+    fn the_anchor_term_is_the_kl_over_legal_moves_and_trains_the_policy_only() {
+        // Two legal moves; the anchor says 3:1, the policy 1:1; an illegal move with a
+        // huge logit on either side must not count.
+        let mut b = OwnedBatch::synthetic(1, 1, 4);
+        b.legal.fill(0);
+        b.legal[10] = 1;
+        b.legal[20] = 1;
+        let d = b.view().to_device(1, Device::Cpu).unwrap();
+        let mut anchor = vec![0.0f32; POLICY_SIZE];
+        anchor[10] = 3f32.ln();
+        anchor[30] = 50.0;
+        let mut policy = vec![0.0f32; POLICY_SIZE];
+        policy[40] = 50.0;
+        let al = Tensor::from_slice(&anchor)
+            .view([1, -1])
+            .set_requires_grad(true);
+        let pl = Tensor::from_slice(&policy)
+            .view([1, -1])
+            .set_requires_grad(true);
+        let kl = policy_kl(&pl, &al, &d).unwrap();
+        let want = 0.75 * (0.75f64 / 0.5).ln() + 0.25 * (0.25f64 / 0.5).ln();
+        let got = f64::try_from(&kl).unwrap();
+        assert!((got - want).abs() < 1e-6, "KL {got}, want {want}");
+        kl.backward();
+        assert!(pl.grad().abs().sum(Kind::Float).double_value(&[]) > 0.0);
+        assert!(!al.grad().defined() || al.grad().abs().sum(Kind::Float).double_value(&[]) == 0.0);
+        // Equal policies: nothing to pull.
+        let same = policy_kl(&al.detach(), &al.detach(), &d).unwrap();
+        assert!(f64::try_from(&same).unwrap().abs() < 1e-7);
     }
 }

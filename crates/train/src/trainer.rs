@@ -35,7 +35,7 @@ use crate::config::TrainConfig;
 use crate::ema::Ema;
 use crate::error::TrainError;
 use crate::logging::tags;
-use crate::loss::{LossWeights, loss};
+use crate::loss::{LossWeights, loss, policy_kl};
 use crate::net::Net;
 use crate::optim::{Optimizer, PackedVars};
 
@@ -209,6 +209,10 @@ pub struct Trainer {
     /// Factors of the loss's weights and the leaf value's share in training steps (see
     /// [`Trainer::set_loss_scales`]).
     scales: LossWeights,
+    /// The frozen network whose policy `policy_kl` pulls toward, and the term's weight
+    /// in training steps (see [`Trainer::anchor_policy`]).
+    anchor: Option<(VarStore, Net)>,
+    anchor_weight: f64,
     tb: TbLogger,
     /// The failure that stopped TensorBoard logging, until the caller takes it.
     tb_failure: Option<TrainError>,
@@ -340,6 +344,8 @@ impl Trainer {
             samples_seen: 0,
             lr_scale: 1.0,
             scales: LossWeights::PLAIN,
+            anchor: None,
+            anchor_weight: 0.0,
             data_cursor: None,
             window_size: None,
             interval: Interval::new(),
@@ -384,7 +390,18 @@ impl Trainer {
             value: self.config.value_loss_weight * self.scales.value,
             ..self.scales
         };
-        let l = loss(&pl, &vl, &d, weights)?;
+        let mut l = loss(&pl, &vl, &d, weights)?;
+        if self.anchor_weight > 0.0 {
+            let Some((_, anchor)) = &self.anchor else {
+                return Err(TrainError::Config(
+                    "a policy anchor weight is set but no anchor network (Trainer::anchor_policy)"
+                        .into(),
+                ));
+            };
+            let (al, _) = tch::no_grad(|| anchor.forward(&d.inputs, false, self.kind))?;
+            let kl = policy_kl(&pl, &al, &d)?;
+            l.total = l.total.f_add(&kl.f_mul_scalar(self.anchor_weight)?)?;
+        }
         l.total.f_backward()?;
         let grad_norm = self.opt.clip_grad_norm(self.config.grad_clip)?;
         let host = scalars(&[
@@ -634,6 +651,53 @@ impl Trainer {
     /// The EMA network (what checkpoints export for evaluation).
     pub fn ema_net(&self) -> &Net {
         &self.ema_net
+    }
+
+    /// Freezes a copy of the EMA network as the policy anchor and writes its weights to
+    /// `path` (atomically), so that a resumed run anchors to the same network; with
+    /// `path` already there, loads the anchor from it instead. From then on, steps with
+    /// an anchor weight ([`Trainer::set_anchor_weight`]) add that weight times
+    /// [`policy_kl`] to the loss.
+    ///
+    /// # Errors
+    /// An unreadable or mismatched anchor file, or one that cannot be written.
+    pub fn anchor_policy(&mut self, path: &Path) -> Result<(), TrainError> {
+        let vs = VarStore::new(self.device);
+        let net = {
+            let _guard = crate::net::init_lock();
+            Net::new(&vs.root(), &self.config.net)?
+        };
+        if path.exists() {
+            let saved = crate::checkpoint::read_tensors(path)?;
+            crate::checkpoint::load_into(&vs.variables(), &saved, path)?;
+        } else {
+            let ema = self.ema_vs.variables();
+            tch::no_grad(|| -> Result<(), TrainError> {
+                for (name, mut var) in vs.variables() {
+                    let src = ema.get(&name).ok_or_else(|| {
+                        TrainError::Config(format!("the EMA network has no variable {name}"))
+                    })?;
+                    var.f_copy_(src)?;
+                }
+                Ok(())
+            })?;
+            crate::checkpoint::write_tensors(path, &sorted(vs.variables()))?;
+        }
+        let mut vs = vs;
+        vs.freeze();
+        self.anchor = Some((vs, net));
+        Ok(())
+    }
+
+    /// Whether a policy anchor is set ([`Trainer::anchor_policy`]).
+    pub fn has_policy_anchor(&self) -> bool {
+        self.anchor.is_some()
+    }
+
+    /// The weight of the pull toward the policy anchor in the following steps (0: none).
+    /// Not saved in checkpoints: the caller sets it, by the batch's source.
+    pub fn set_anchor_weight(&mut self, weight: f64) {
+        self.anchor_weight = weight;
     }
 
     /// The live weights by name (sorted), e.g. to compare two runs.

@@ -271,6 +271,15 @@ pub struct DataSection {
     /// pre-trained network, not stronger
     /// (docs/lab/2026-12-05-selfplay-value-only.md). Not 0 together with `selfplay_value_weight`.
     pub selfplay_policy_weight: f64,
+    /// Weight of a pull toward the pre-trained network's policy on self-play batches:
+    /// that weight times KL(pre-trained ‖ network) over the legal moves is added to the
+    /// loss (xq-train's `policy_kl`). The anchor is the EMA network as pre-training left
+    /// it, frozen at the first self-play step and kept in the run directory as
+    /// `policy-anchor.safetensors`, so a resumed run keeps it. It keeps what the master
+    /// games taught the policy while self-play's targets, noisy at a few dozen visits,
+    /// move it (issue #45). 0 (the default) adds nothing; above 0 it needs
+    /// `[train.pretrain]`.
+    pub policy_anchor: f64,
     /// Threads assembling batches (0 = rayon's global pool).
     pub data_threads: usize,
     /// Batches assembled ahead of the trainer.
@@ -337,6 +346,7 @@ impl Default for DataSection {
             value_quiescence: 0.0,
             selfplay_value_weight: 1.0,
             selfplay_policy_weight: 1.0,
+            policy_anchor: 0.0,
             data_threads: 0,
             prefetch: 4,
             pretrain: None,
@@ -466,6 +476,16 @@ impl TrainSection {
             d.selfplay_policy_weight > 0.0 || d.selfplay_value_weight > 0.0,
             "selfplay_policy_weight",
             "above 0 when selfplay_value_weight is 0 (self-play batches would train nothing)",
+        )?;
+        check(
+            d.policy_anchor.is_finite() && d.policy_anchor >= 0.0,
+            "policy_anchor",
+            "a number ≥ 0",
+        )?;
+        check(
+            d.policy_anchor == 0.0 || d.pretrain.is_some(),
+            "policy_anchor",
+            "0 without [train.pretrain] (the anchor is the pre-trained network)",
         )?;
         check(d.refresh_every >= 1, "refresh_every", "at least 1")?;
         check(
@@ -738,6 +758,14 @@ mod tests {
             (
                 "[train]\nselfplay_policy_weight = 0\nselfplay_value_weight = 0\n",
                 "[train] selfplay_policy_weight must be above 0 when selfplay_value_weight is 0",
+            ),
+            (
+                "[train]\npolicy_anchor = -0.1\n",
+                "[train] policy_anchor must be a number ≥ 0",
+            ),
+            (
+                "[train]\npolicy_anchor = 0.5\n",
+                "[train] policy_anchor must be 0 without [train.pretrain] (the anchor is the pre-trained network)",
             ),
             (
                 "[train]\nq_ratio = 0.5\nvalue_horizon = 0.5\n",

@@ -87,6 +87,10 @@ use crate::{
     progress::{SharedObserver, StepView, Task, TaskProgress, Update},
 };
 
+/// The pre-trained network that `[train] policy_anchor` pulls the policy toward, in the
+/// trainer's directory.
+const POLICY_ANCHOR_FILE: &str = "policy-anchor.safetensors";
+
 /// How a training step's loss treats its batch, by the batch's source
 /// (`Trainer::set_loss_scales`). Record batches (pre-training and mixed-in steps) weigh
 /// their value loss by `[train.pretrain] value_weight` (1 without a pretrain section)
@@ -501,6 +505,20 @@ impl TrainSession {
             }
             self.trainer
                 .set_loss_scales(loss_scales(&self.cfg.data, from_records));
+            let anchor = if from_records {
+                0.0
+            } else {
+                self.cfg.data.policy_anchor
+            };
+            if anchor > 0.0 && !self.trainer.has_policy_anchor() {
+                let path = self.trainer.run_dir().join(POLICY_ANCHOR_FILE);
+                self.trainer.anchor_policy(&path)?;
+                self.obs.log(&format!(
+                    "policy anchor: {} (weight {anchor})",
+                    path.display()
+                ));
+            }
+            self.trainer.set_anchor_weight(anchor);
             let stats = {
                 let host = HostBatch::from_data(&batch)?;
                 self.trainer.step(&host)?

@@ -538,6 +538,72 @@ fn record_steps_are_mixed_in_after_pretraining_without_counting_against_the_paci
     );
 }
 
+/// `[train] policy_anchor`: the anchor is the network pre-training left, written once
+/// to the run directory and kept by a resumed session, and its pull changes what the
+/// self-play steps train.
+#[test]
+fn the_policy_anchor_is_the_pretrained_network_kept_across_sessions() {
+    let train = |anchor: f64| {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let master = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../tests/data/hu_ronghua_1391_iccs.pgn"
+        ))
+        .unwrap();
+        let cut = master.match_indices("[Event").nth(30).unwrap().0;
+        let pgn = dir.path().join("few.pgn");
+        std::fs::write(&pgn, &master[..cut]).unwrap();
+        let mut cfg = tiny();
+        cfg.data.samples_per_position = 0.5;
+        cfg.data.policy_anchor = anchor;
+        cfg.data.pretrain = Some(PretrainSection {
+            pgn: vec![pgn],
+            steps: 4,
+            held_out_permille: 0,
+            mix_every: 0,
+            value_labels: ValueLabels::default(),
+            eval_every: 0,
+            patience: 0,
+            lr_drop: 1.0,
+            value_weight: 1.0,
+        });
+        random_games(&run, 2, 1);
+        let stop = AtomicBool::new(false);
+        let mut session = TrainSession::open(&run, &cfg, &[], &quiet()).unwrap();
+        session
+            .train(TrainTarget::Paced { max_steps: None }, &stop)
+            .unwrap();
+        let file = dir.path().join(POLICY_ANCHOR_FILE);
+        let first = std::fs::read(&file).ok();
+        drop(session);
+        random_games(&run, 4, 2);
+        let mut session = TrainSession::open(&run, &cfg, &[], &quiet()).unwrap();
+        session
+            .train(TrainTarget::Paced { max_steps: None }, &stop)
+            .unwrap();
+        assert_eq!(
+            std::fs::read(&file).ok(),
+            first,
+            "the anchor changed on resume"
+        );
+        let weights: Vec<Vec<f32>> = session
+            .trainer
+            .weights()
+            .into_iter()
+            .map(|(_, t)| Vec::<f32>::try_from(t.flatten(0, -1)).unwrap())
+            .collect();
+        (first.is_some(), weights)
+    };
+    let (with_file, anchored) = train(1.0);
+    assert!(with_file, "no anchor file");
+    let (without_file, free) = train(0.0);
+    assert!(!without_file);
+    // Training is deterministic, so a difference below is the anchor's.
+    assert_eq!(free, train(0.0).1, "training is not deterministic");
+    assert_ne!(anchored, free, "the anchor's pull changed nothing");
+}
+
 #[test]
 fn the_observer_sees_every_step_and_where_the_pacing_ends() {
     let dir = tempfile::tempdir().unwrap();
