@@ -200,6 +200,15 @@ impl Evaluator for NativeEvaluator {
         Some(self)
     }
 
+    /// The same network (shared, it is immutable) with buffers and threads of its own.
+    fn fork(&self) -> Option<Result<Box<dyn Evaluator>, EvalError>> {
+        Some(Ok(Box::new(NativeEvaluator::new(
+            self.net.clone(),
+            self.threads,
+            self.name.clone(),
+        ))))
+    }
+
     fn name(&self) -> String {
         self.name.clone()
     }

@@ -72,6 +72,12 @@ pub trait Evaluator: Send {
     fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
         None
     }
+    /// Another evaluator of the same network, for another thread to own (self-play's
+    /// `servers`: each evaluation server its own copy, its own buffers and, on a GPU,
+    /// its own queue of work). `None` (the default) when this one cannot be copied.
+    fn fork(&self) -> Option<Result<Box<dyn Evaluator>, EvalError>> {
+        None
+    }
 }
 
 impl<E: Evaluator + ?Sized> Evaluator for Box<E> {
@@ -84,6 +90,9 @@ impl<E: Evaluator + ?Sized> Evaluator for Box<E> {
     fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
         (**self).raw()
     }
+    fn fork(&self) -> Option<Result<Box<dyn Evaluator>, EvalError>> {
+        (**self).fork()
+    }
 }
 
 impl<E: Evaluator + ?Sized> Evaluator for &mut E {
@@ -95,6 +104,9 @@ impl<E: Evaluator + ?Sized> Evaluator for &mut E {
     }
     fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
         (**self).raw()
+    }
+    fn fork(&self) -> Option<Result<Box<dyn Evaluator>, EvalError>> {
+        (**self).fork()
     }
 }
 
@@ -238,6 +250,10 @@ impl Evaluator for UniformEvaluator {
     fn name(&self) -> String {
         "uniform".into()
     }
+
+    fn fork(&self) -> Option<Result<Box<dyn Evaluator>, EvalError>> {
+        Some(Ok(Box::new(*self)))
+    }
 }
 
 /// Deterministic pseudo-random policy and WDL derived from (seed, position hash): the same
@@ -285,6 +301,10 @@ impl Evaluator for RandomEvaluator {
 
     fn name(&self) -> String {
         format!("random(seed={})", self.seed)
+    }
+
+    fn fork(&self) -> Option<Result<Box<dyn Evaluator>, EvalError>> {
+        Some(Ok(Box::new(*self)))
     }
 }
 

@@ -47,6 +47,15 @@ pub struct SelfplayConfig {
     /// intra-op barrier at each layer, so a competing process slows one copy's part of a
     /// batch instead of every layer of it. A GPU evaluator uses one copy.
     pub eval_workers: usize,
+    /// Evaluation servers, each with its own copy of the network
+    /// (`xq_nn::Evaluator::fork`), that split the search threads between them (thread
+    /// `g` asks server `g mod servers`): while one server's network works on a batch,
+    /// another gathers and launches the next, as KataGo runs several server threads a
+    /// GPU. Each server has its own evaluation cache (a `cache_size` share) and swaps
+    /// in a new network when its own games are between moves. Never more than
+    /// `search_threads`. 1, the default, suits a CPU, whose cores the network copies of
+    /// `eval_workers` already use.
+    pub servers: usize,
     /// Leaves each game's search selects per step (with virtual loss). 1 is exact
     /// sequential MCTS per game; batching happens across games.
     pub leaves_per_game: usize,
@@ -138,6 +147,7 @@ impl Default for SelfplayConfig {
             search_threads: 2,
             threads: 1,
             eval_workers: 0,
+            servers: 1,
             leaves_per_game: 1,
             max_batch: 256,
             batch_timeout_ms: 2,
@@ -198,6 +208,11 @@ impl SelfplayConfig {
             (1..=256).contains(&self.leaves_per_game),
             "leaves_per_game",
             "an integer in 1..=256",
+        )?;
+        check(
+            (1..=64).contains(&self.servers),
+            "servers",
+            "an integer in 1..=64",
         )?;
         check(
             (1..=65536).contains(&self.max_batch),

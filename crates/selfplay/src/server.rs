@@ -189,6 +189,9 @@ pub struct ServerShared<'a> {
     pub swap_pending: &'a AtomicBool,
     /// Set on a fatal error anywhere: every thread stops.
     pub abort: &'a AtomicBool,
+    /// Whether this is the first of several servers (or the only one): it alone counts
+    /// model swaps and starts the resignation calibration's generations.
+    pub lead: bool,
 }
 
 /// Runs the server until every search thread is done (or a fatal error). Returns the
@@ -230,10 +233,12 @@ pub fn serve(
                 .lock()
                 .unwrap_or_else(PoisonError::into_inner)
                 .clear();
-            shared.counters.model_swaps.fetch_add(1, Relaxed);
-            // Every game is between moves: the games started from now on resign at
-            // the threshold calibrated on the games finished so far.
-            shared.resign.new_generation();
+            if shared.lead {
+                shared.counters.model_swaps.fetch_add(1, Relaxed);
+                // Every game is between moves: the games started from now on resign
+                // at the threshold calibrated on the games finished so far.
+                shared.resign.new_generation();
+            }
             shared.swap_pending.store(false, Relaxed);
             let model = evaluator.name();
             let encoder = evaluator.raw().map(|raw| raw.encoder());
@@ -442,11 +447,12 @@ fn evaluate_packed_requests(
     Ok(())
 }
 
-/// Polls a model source every `interval` until `done`, sending new evaluators to the
-/// server. A network that cannot be loaded goes to `observer` and polling goes on.
+/// Polls a model source every `interval` until `done`, sending each new evaluator to
+/// the first server and a copy of it ([`Evaluator::fork`]) to each other one. A network
+/// that cannot be loaded, or copied, goes to `observer` and polling goes on.
 pub fn watch_models(
     mut source: Box<dyn crate::model::ModelSource>,
-    tx: Sender<Box<dyn Evaluator>>,
+    servers: Vec<Sender<Box<dyn Evaluator>>>,
     interval: Duration,
     done: &AtomicBool,
     observer: Option<&dyn crate::stats::Observer>,
@@ -458,18 +464,40 @@ pub fn watch_models(
             continue;
         }
         next = Instant::now() + interval;
-        match source.poll() {
-            Ok(Some(ev)) => {
-                if tx.send(ev).is_err() {
-                    return;
+        let copies = source
+            .poll()
+            .map_err(|e| format!("{e:#}"))
+            .and_then(|new| new.map(|ev| copies(ev, servers.len())).transpose());
+        match copies {
+            Ok(Some(evaluators)) => {
+                for (tx, ev) in servers.iter().zip(evaluators) {
+                    if tx.send(ev).is_err() {
+                        return;
+                    }
                 }
             }
             Ok(None) => {}
             Err(e) => {
                 if let Some(o) = observer {
-                    o.model_skipped(&format!("{e:#}"));
+                    o.model_skipped(&e);
                 }
             }
         }
     }
+}
+
+/// `ev` and `n − 1` copies of it ([`Evaluator::fork`]), or why they cannot be made.
+pub fn copies(ev: Box<dyn Evaluator>, n: usize) -> Result<Vec<Box<dyn Evaluator>>, String> {
+    let mut out = Vec::with_capacity(n);
+    for _ in 1..n {
+        let copy = ev.fork().unwrap_or_else(|| {
+            Err(EvalError::BadInput(format!(
+                "{} cannot be copied for {n} servers",
+                ev.name()
+            )))
+        });
+        out.push(copy.map_err(|e| e.to_string())?);
+    }
+    out.insert(0, ev);
+    Ok(out)
 }

@@ -19,8 +19,10 @@ pub struct Counters {
     /// Evaluator calls and positions sent to it.
     pub batches: AtomicU64,
     pub evaluated: AtomicU64,
-    /// Nanoseconds spent inside `Evaluator::evaluate`.
+    /// Nanoseconds spent inside `Evaluator::evaluate`, summed over the servers.
     pub eval_nanos: AtomicU64,
+    /// Evaluation servers (`servers`; 0 is read as 1).
+    pub servers: AtomicU64,
     /// Leaf requests, and those answered from the cache or by another request of
     /// the same batch.
     pub leaves: AtomicU64,
@@ -53,6 +55,8 @@ pub struct Snapshot {
     pub held_out: u64,
     pub batches: u64,
     pub evaluated: u64,
+    /// Time inside the evaluator, averaged over the servers: with several, each one's
+    /// busy share, not their sum.
     pub eval_busy: Duration,
     pub leaves: u64,
     pub cache_hits: u64,
@@ -84,7 +88,7 @@ impl Counters {
             held_out: g(&self.held_out),
             batches: g(&self.batches),
             evaluated: g(&self.evaluated),
-            eval_busy: Duration::from_nanos(g(&self.eval_nanos)),
+            eval_busy: Duration::from_nanos(g(&self.eval_nanos) / g(&self.servers).max(1)),
             leaves: g(&self.leaves),
             cache_hits: g(&self.cache_hits),
             red_wins: g(&self.red_wins),

@@ -21,7 +21,7 @@ use crate::game::{FinishedGame, GameState, Step, Termination, game_seed};
 use crate::model::ModelSource;
 use crate::pgn::{PgnContext, game_pgn, today};
 use crate::resign::{Calibrator, ResignCalibration};
-use crate::server::{Request, ServerShared, ToGroup, ToServer, serve, watch_models};
+use crate::server::{Request, ServerShared, ToGroup, ToServer, copies, serve, watch_models};
 use crate::stats::{Counters, Observer, Snapshot};
 
 /// Why a self-play run stopped with an error.
@@ -177,29 +177,49 @@ pub fn run(
             .clone()
             .unwrap_or_else(|| ResignCalibration::new(config)),
     );
-    let cache = Mutex::new(EvalCache::new(config.cache_size));
-    let swap_pending = AtomicBool::new(false);
+    let start = Instant::now();
+    let threads = config.search_threads.min(config.parallel_games);
+    let servers = config.servers.clamp(1, threads);
+    let model_name = evaluator.name();
+    let encoder = evaluator.raw().map(|raw| raw.encoder());
+    let evaluators = copies(evaluator, servers).map_err(|e| {
+        SelfplayError::Eval(EvalError::BadInput(format!("servers = {servers}: {e}")))
+    })?;
+    counters.servers.store(servers as u64, Relaxed);
+    // Each server has its own cache: a server that has swapped in a new network must
+    // not read evaluations that another server's games made with the old one.
+    let caches: Vec<Mutex<EvalCache>> = (0..servers)
+        .map(|_| Mutex::new(EvalCache::new(config.cache_size / servers)))
+        .collect();
+    let swap_pending: Vec<AtomicBool> = (0..servers).map(|_| AtomicBool::new(false)).collect();
     let abort = AtomicBool::new(false);
     let done = AtomicBool::new(false);
     let never = AtomicBool::new(false);
     let stop: &AtomicBool = options.stop.as_deref().unwrap_or(&never);
     let interrupt: &AtomicBool = options.interrupt.as_deref().unwrap_or(&never);
-    let start = Instant::now();
-    let threads = config.search_threads.min(config.parallel_games);
-    let model_name = evaluator.name();
-    let encoder = evaluator.raw().map(|raw| raw.encoder());
 
-    let (to_server, server_rx) = mpsc::channel::<ToServer>();
+    // Search thread g asks server g mod servers, as its group number g / servers there.
+    let mut to_servers = Vec::with_capacity(servers);
+    let mut server_rxs = Vec::with_capacity(servers);
+    let mut model_txs = Vec::with_capacity(servers);
+    let mut model_rxs = Vec::with_capacity(servers);
+    for _ in 0..servers {
+        let (tx, rx) = mpsc::channel::<ToServer>();
+        to_servers.push(tx);
+        server_rxs.push(rx);
+        let (tx, rx) = mpsc::channel::<Box<dyn Evaluator>>();
+        model_txs.push(tx);
+        model_rxs.push(rx);
+    }
     // Bounded: games that outrun the writer wait for it, so no backlog of finished
     // games is left to write when the run must end (a deadline bounds play, and the
     // writing must not add minutes after it).
     let (to_writer, writer_rx) = mpsc::sync_channel::<Box<FinishedGame>>(config.parallel_games);
-    let (models_tx, models_rx) = mpsc::channel::<Box<dyn Evaluator>>();
-    let mut group_txs = Vec::with_capacity(threads);
+    let mut group_txs: Vec<Vec<Sender<ToGroup>>> = (0..servers).map(|_| Vec::new()).collect();
     let mut group_rxs = Vec::with_capacity(threads);
-    for _ in 0..threads {
+    for g in 0..threads {
         let (tx, rx) = mpsc::channel::<ToGroup>();
-        group_txs.push(tx);
+        group_txs[g % servers].push(tx);
         group_rxs.push(rx);
     }
 
@@ -207,7 +227,7 @@ pub fn run(
         config,
         counters: &counters,
         resign: &resign,
-        cache: &cache,
+        caches: &caches,
         swap_pending: &swap_pending,
         abort: &abort,
         stop,
@@ -218,7 +238,7 @@ pub fn run(
         book: options.book.as_deref().filter(|_| config.book_plies > 0),
     };
 
-    let (server_result, group_results, writer_result) = std::thread::scope(|s| {
+    let (server_results, group_results, writer_result) = std::thread::scope(|s| {
         let writer = spawn_named(s, "xq-sp-writer".into(), || {
             let r = write_games(writer_rx, output, config, &counters);
             if r.is_err() {
@@ -230,22 +250,23 @@ pub fn run(
             .into_iter()
             .enumerate()
             .map(|(g, rx)| {
-                let tx = to_server.clone();
+                let tx = to_servers[g % servers].clone();
                 let to_writer = to_writer.clone();
                 let model = model_name.clone();
                 let shared = &shared;
                 spawn_named(s, format!("xq-sp-search-{g}"), move || {
-                    let r =
-                        Group::new(g, threads, shared, model, encoder).run(&tx, &rx, &to_writer);
+                    let group = Group::new(g, threads, servers, shared, model, encoder);
+                    let local = group.local;
+                    let r = group.run(&tx, &rx, &to_writer);
                     if r.is_err() {
                         shared.abort.store(true, Relaxed);
                     }
-                    let _ = tx.send(ToServer::Done { group: g });
+                    let _ = tx.send(ToServer::Done { group: local });
                     r
                 })
             })
             .collect();
-        drop(to_server);
+        drop(to_servers);
         drop(to_writer);
         let poll = Duration::from_secs_f64(config.model_poll_seconds);
         let done = &done;
@@ -253,7 +274,7 @@ pub fn run(
         let resign = &resign;
         let observer = options.observer.as_deref();
         spawn_named(s, "xq-sp-models".into(), move || {
-            watch_models(models, models_tx, poll, done, observer);
+            watch_models(models, model_txs, poll, done, observer);
         });
         if let Some(obs) = observer {
             spawn_named(s, "xq-sp-progress".into(), move || {
@@ -269,32 +290,57 @@ pub fn run(
             });
         }
 
-        let server_result = serve(
-            evaluator,
-            server_rx,
-            group_txs,
-            models_rx,
-            config.max_batch,
-            Duration::from_millis(config.batch_timeout_ms),
-            ServerShared {
-                counters,
-                resign,
-                cache: &cache,
-                swap_pending: &swap_pending,
-                abort: &abort,
-            },
-        );
+        // Server 0 runs on this thread, the others on threads of their own.
+        let mut parts = evaluators
+            .into_iter()
+            .zip(server_rxs)
+            .zip(group_txs)
+            .zip(model_rxs)
+            .enumerate()
+            .map(|(k, (((ev, rx), txs), models))| {
+                let shared = ServerShared {
+                    counters,
+                    resign,
+                    cache: &caches[k],
+                    swap_pending: &swap_pending[k],
+                    abort: &abort,
+                    lead: k == 0,
+                };
+                move || {
+                    serve(
+                        ev,
+                        rx,
+                        txs,
+                        models,
+                        config.max_batch,
+                        Duration::from_millis(config.batch_timeout_ms),
+                        shared,
+                    )
+                }
+            });
+        let first = parts.next().expect("at least one server");
+        let others: Vec<_> = parts
+            .enumerate()
+            .map(|(k, serve)| spawn_named(s, format!("xq-sp-server-{}", k + 1), serve))
+            .collect();
+        let mut server_results = vec![first()];
+        server_results.extend(others.into_iter().map(|h| {
+            h.join()
+                .unwrap_or(Err(EvalError::Backend("a server panicked".into())))
+        }));
         let group_results: Vec<_> = groups.into_iter().map(|h| h.join()).collect();
         let writer_result = writer.join();
         done.store(true, Relaxed);
-        (server_result, group_results, writer_result)
+        (server_results, group_results, writer_result)
     });
 
     let stats = counters.snapshot(start, resign.threshold());
     if let Some(obs) = &options.observer {
         obs.finished(&stats);
     }
-    server_result?;
+    for r in server_results {
+        r?;
+    }
     for r in group_results {
         r.map_err(|_| SelfplayError::Panic)??;
     }
@@ -313,8 +359,9 @@ struct Shared<'a> {
     config: &'a SelfplayConfig,
     counters: &'a Counters,
     resign: &'a Calibrator,
-    cache: &'a Mutex<EvalCache>,
-    swap_pending: &'a AtomicBool,
+    /// One cache and one swap flag a server.
+    caches: &'a [Mutex<EvalCache>],
+    swap_pending: &'a [AtomicBool],
     abort: &'a AtomicBool,
     stop: &'a AtomicBool,
     interrupt: &'a AtomicBool,
@@ -352,7 +399,9 @@ enum Source {
 
 /// One search thread's games.
 struct Group<'a> {
-    id: usize,
+    /// The server this thread asks, and its number among that server's threads.
+    server: usize,
+    local: usize,
     slots: Vec<Slot>,
     total_slots: u64,
     shared: &'a Shared<'a>,
@@ -367,6 +416,7 @@ impl<'a> Group<'a> {
     fn new(
         id: usize,
         threads: usize,
+        servers: usize,
         shared: &'a Shared<'a>,
         model: String,
         encoder: Option<EncoderConfig>,
@@ -381,7 +431,8 @@ impl<'a> Group<'a> {
             })
             .collect();
         Group {
-            id,
+            server: id % servers,
+            local: id / servers,
             slots,
             total_slots: total as u64,
             shared,
@@ -407,6 +458,8 @@ impl<'a> Group<'a> {
         let mut batch_of: HashMap<u64, usize> = HashMap::new();
         let mut batch_keys: Vec<u64> = Vec::new();
         let mut with_leaves: Vec<usize> = Vec::new();
+        // The misses of a round, as (slot, index in its search's pending leaves).
+        let mut misses: Vec<(usize, usize)> = Vec::new();
         loop {
             if self.shared.abort.load(Relaxed) {
                 return Ok(());
@@ -441,7 +494,7 @@ impl<'a> Group<'a> {
                 if parked > 0 {
                     // Everything waits at a move boundary for the model swap.
                     to_server
-                        .send(ToServer::Park { group: self.id })
+                        .send(ToServer::Park { group: self.local })
                         .map_err(|_| server_gone())?;
                     match rx.recv() {
                         Ok(ToGroup::Resume { model, encoder }) => {
@@ -462,6 +515,7 @@ impl<'a> Group<'a> {
             hits.clear();
             batch_of.clear();
             batch_keys.clear();
+            misses.clear();
             self.request.reset(self.encoder);
             for &i in &with_leaves {
                 let SlotState::Searching(g) = &self.slots[i].state else {
@@ -470,9 +524,7 @@ impl<'a> Group<'a> {
                 keys.extend(g.search.pending().iter().map(|r| eval_key(r.history())));
             }
             {
-                let mut cache = self
-                    .shared
-                    .cache
+                let mut cache = self.shared.caches[self.server]
                     .lock()
                     .unwrap_or_else(PoisonError::into_inner);
                 let mut at = 0;
@@ -480,7 +532,7 @@ impl<'a> Group<'a> {
                     let SlotState::Searching(g) = &self.slots[i].state else {
                         continue;
                     };
-                    for req in g.search.pending() {
+                    for (j, req) in g.search.pending().iter().enumerate() {
                         let key = keys[at];
                         at += 1;
                         if let Some(e) = cache.get(key, req.moves().len()) {
@@ -489,14 +541,22 @@ impl<'a> Group<'a> {
                         } else if let Some(&b) = batch_of.get(&key) {
                             sources.push(Source::Batch(b));
                         } else {
-                            let b = self.request.n;
-                            self.request.push(req)?;
+                            let b = misses.len();
+                            misses.push((i, j));
                             batch_of.insert(key, b);
                             batch_keys.push(key);
                             sources.push(Source::Batch(b));
                         }
                     }
                 }
+            }
+            // Encoding is the costly part of a miss: done after the cache's lock is
+            // released, so that the other search threads' lookups do not wait for it.
+            for &(i, j) in &misses {
+                let SlotState::Searching(g) = &self.slots[i].state else {
+                    continue;
+                };
+                self.request.push(&g.search.pending()[j])?;
             }
             let n = self.request.n;
             counters.leaves.fetch_add(sources.len() as u64, Relaxed);
@@ -510,7 +570,7 @@ impl<'a> Group<'a> {
             } else {
                 to_server
                     .send(ToServer::Eval {
-                        group: self.id,
+                        group: self.local,
                         request: std::mem::take(&mut self.request),
                     })
                     .map_err(|_| server_gone())?;
@@ -521,9 +581,7 @@ impl<'a> Group<'a> {
                         if evals.len() != n {
                             return Err(protocol());
                         }
-                        let mut cache = self
-                            .shared
-                            .cache
+                        let mut cache = self.shared.caches[self.server]
                             .lock()
                             .unwrap_or_else(PoisonError::into_inner);
                         for (key, e) in batch_keys.iter().zip(&evals) {
@@ -604,7 +662,7 @@ impl<'a> Group<'a> {
                     slot.state = SlotState::Ready(Box::new(g));
                 }
                 SlotState::Ready(mut g) => {
-                    if self.shared.swap_pending.load(Relaxed) {
+                    if self.shared.swap_pending[self.server].load(Relaxed) {
                         slot.state = SlotState::Ready(g);
                         return Ok(false);
                     }

@@ -199,6 +199,7 @@ fn serve_four_threads(
                 cache: &cache,
                 swap_pending: &swap,
                 abort: &abort,
+                lead: true,
             },
         )
         .unwrap();
@@ -284,6 +285,7 @@ fn a_request_encoded_for_another_network_is_an_error() {
             cache: &cache,
             swap_pending: &swap,
             abort: &abort,
+            lead: true,
         },
     )
     .unwrap_err();

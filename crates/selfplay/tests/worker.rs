@@ -39,12 +39,20 @@ fn play(
 
 #[test]
 fn batched_games_equal_the_same_games_played_alone_and_chunks_read_back_identical() {
-    batched_equals_alone(1, || Box::new(RandomEvaluator::new(3)));
+    batched_equals_alone(1, 1, || Box::new(RandomEvaluator::new(3)));
 }
 
 #[test]
 fn with_several_leaves_per_game_batched_games_still_equal_games_played_alone() {
-    batched_equals_alone(3, || Box::new(RandomEvaluator::new(3)));
+    batched_equals_alone(3, 1, || Box::new(RandomEvaluator::new(3)));
+}
+
+/// Two servers, each with its copy of the network and its own cache, split the search
+/// threads: every game is still the one its seed plays alone.
+#[test]
+fn with_two_servers_batched_games_still_equal_games_played_alone() {
+    batched_equals_alone(1, 2, || Box::new(RandomEvaluator::new(3)));
+    batched_equals_alone(2, 2, || Box::new(HashNet::new(2)));
 }
 
 /// A network's leaves are encoded on the search threads and its policy read there off
@@ -52,14 +60,19 @@ fn with_several_leaves_per_game_batched_games_still_equal_games_played_alone() {
 /// `evaluate` encodes and reads on the calling thread.
 #[test]
 fn a_network_fed_by_the_search_threads_plays_the_games_it_plays_alone() {
-    batched_equals_alone(1, || Box::new(HashNet::new(2)));
-    batched_equals_alone(3, || Box::new(HashNet::new(3)));
+    batched_equals_alone(1, 1, || Box::new(HashNet::new(2)));
+    batched_equals_alone(3, 1, || Box::new(HashNet::new(3)));
 }
 
-fn batched_equals_alone(leaves_per_game: usize, evaluator: fn() -> Box<dyn Evaluator>) {
+fn batched_equals_alone(
+    leaves_per_game: usize,
+    servers: usize,
+    evaluator: fn() -> Box<dyn Evaluator>,
+) {
     let dir = tempfile::tempdir().unwrap();
     let mut config = tiny_config();
     config.leaves_per_game = leaves_per_game;
+    config.servers = servers;
     let summary = play(&config, Some(dir.path()), 9, 11, evaluator());
     assert_eq!(summary.stats.games, 9);
     assert!(
@@ -538,6 +551,14 @@ impl Evaluator for CountedNet {
     fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
         Some(self)
     }
+    fn fork(&self) -> Option<Result<Box<dyn Evaluator>, EvalError>> {
+        Some(Ok(Box::new(CountedNet {
+            net: HashNet::new(self.net.encoder().history),
+            calls: self.calls.clone(),
+            stop: self.stop.clone(),
+            stop_after: self.stop_after,
+        })))
+    }
 }
 
 /// A run that starts on the uniform evaluator (leaves sent whole) and swaps in a
@@ -545,7 +566,19 @@ impl Evaluator for CountedNet {
 /// thread learns the new encoding with the resume.
 #[test]
 fn a_swap_from_a_stand_in_to_a_network_switches_the_threads_to_packed_inputs() {
+    swap_to_a_network(1);
+}
+
+/// With two servers each swaps its own copy in when its own games are between moves;
+/// the swap counts once.
+#[test]
+fn with_two_servers_each_swaps_in_its_own_copy_of_the_network() {
+    swap_to_a_network(2);
+}
+
+fn swap_to_a_network(servers: usize) {
     let mut config = tiny_config();
+    config.servers = servers;
     config.model_poll_seconds = 0.01;
     config.max_plies = 400;
     let stop = Arc::new(AtomicBool::new(false));
@@ -554,7 +587,7 @@ fn a_swap_from_a_stand_in_to_a_network_switches_the_threads_to_packed_inputs() {
         net: HashNet::new(2),
         calls: calls.clone(),
         stop: stop.clone(),
-        stop_after: 50,
+        stop_after: 100 * servers as u64,
     };
     let summary = run(
         &config,
@@ -562,6 +595,8 @@ fn a_swap_from_a_stand_in_to_a_network_switches_the_threads_to_packed_inputs() {
             games: None,
             seed: 4,
             stop: Some(stop.clone()),
+            // A swap that never happens fails the asserts below instead of hanging.
+            deadline: Some(std::time::Instant::now() + Duration::from_secs(60)),
             ..RunOptions::default()
         },
         Box::new(UniformEvaluator),
@@ -570,10 +605,39 @@ fn a_swap_from_a_stand_in_to_a_network_switches_the_threads_to_packed_inputs() {
     .unwrap();
     assert_eq!(summary.stats.model_swaps, 1);
     assert!(
-        calls.load(Ordering::Relaxed) >= 50,
+        calls.load(Ordering::Relaxed) >= 100 * servers as u64,
         "the network was not used"
     );
     assert!(summary.stats.games >= 1);
+}
+
+/// Several servers need copies of the evaluator: one that cannot be copied is an error
+/// naming it before any game.
+#[test]
+fn two_servers_with_an_evaluator_that_cannot_be_copied_is_an_error() {
+    let mut config = tiny_config();
+    config.servers = 2;
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let only = Logged {
+        name: "only-one",
+        log,
+        stop: None,
+    };
+    let err = run(
+        &config,
+        &RunOptions {
+            games: Some(2),
+            ..RunOptions::default()
+        },
+        Box::new(only),
+        Box::new(NoModelUpdates),
+    )
+    .unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("only-one cannot be copied for 2 servers"),
+        "{err}"
+    );
 }
 
 /// A source whose network never loads.

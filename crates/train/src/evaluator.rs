@@ -155,6 +155,20 @@ pub fn expand_packed(
         .f_reshape([n, planes, BOARD_RANKS as i64, BOARD_FILES as i64])
 }
 
+/// The batch a GPU replica runs for `n` positions: `n` rounded up to a bucket (powers
+/// of two to 32, then multiples of 32 to 512, then of 128), the rows beyond `n` all-zero
+/// planes whose outputs are dropped. Self-play's batch size changes from call to call,
+/// and every new input shape costs cuDNN a new plan (with autotuning on, a timed search
+/// of algorithms) on the calling thread; buckets bound the shapes to a few dozen, the
+/// first step to CUDA graphs, which need fixed shapes (issue #46, item 5).
+pub fn padded_batch(n: usize) -> usize {
+    match n {
+        0..=32 => n.next_power_of_two(),
+        33..=512 => n.div_ceil(32) * 32,
+        _ => n.div_ceil(128) * 128,
+    }
+}
+
 /// `t`'s elements, read where they lie. `t` must be a contiguous f32 tensor in host
 /// memory (what [`Replica::forward`] returns); anything else is an error, not a misread.
 fn host_f32(t: &Tensor) -> Result<&[f32], TrainError> {
@@ -323,12 +337,14 @@ impl Replica {
         let (p, v) = (p.f_to_kind(Kind::Float)?, v.f_to_kind(Kind::Float)?);
         let out = match &mut self.pinned {
             Some(buffers) if self.device.is_cuda() => {
-                // Blocking copies: when they return, the device is done with this call's
-                // inputs too, so the next call may overwrite them.
-                let mut policy = buffers.policy.f_narrow(0, 0, n as i64)?;
-                policy.f_copy_(&p)?;
-                let mut value = buffers.value.f_narrow(0, 0, n as i64)?;
-                value.f_copy_(&v)?;
+                // Blocking copies of the real rows (not the padding): when they return,
+                // the device is done with this call's inputs too, so the next call may
+                // overwrite them.
+                let n = n as i64;
+                let mut policy = buffers.policy.f_narrow(0, 0, n)?;
+                policy.f_copy_(&p.f_narrow(0, 0, n)?)?;
+                let mut value = buffers.value.f_narrow(0, 0, n)?;
+                value.f_copy_(&v.f_narrow(0, 0, n)?)?;
                 (policy, value)
             }
             _ => (p.f_contiguous()?, v.f_contiguous()?),
@@ -371,27 +387,31 @@ impl Replica {
     /// host would read and write every logit once more, while the device converts them
     /// for free and the bus carries 8 kB a position, about a third of a microsecond.
     fn copy_in_cuda(&mut self, parts: &[&[PackedPlane]], n: usize) -> Result<Tensor, TrainError> {
-        if self.pinned.as_ref().is_none_or(|b| b.capacity < n) {
+        let rows = padded_batch(n);
+        if self.pinned.as_ref().is_none_or(|b| b.capacity < rows) {
             self.pinned = Some(Pinned::new(
-                n.next_power_of_two(),
+                rows.next_power_of_two(),
                 self.planes,
                 self.device,
             )?);
         }
         let buffers = self.pinned.as_mut().expect("allocated above");
+        let (used, all) = (n * self.planes, rows * self.planes);
         {
-            let masks = host_mut::<i64>(&mut buffers.masks, Kind::Int64, n * self.planes * 2)?;
+            let masks = host_mut::<i64>(&mut buffers.masks, Kind::Int64, all * 2)?;
             for (k, plane) in parts.iter().flat_map(|p| p.iter()).enumerate() {
                 masks[2 * k..2 * k + 2].copy_from_slice(&plane.mask_words());
             }
+            masks[used * 2..].fill(0);
         }
         {
-            let values = host_mut::<f32>(&mut buffers.values, Kind::Float, n * self.planes)?;
+            let values = host_mut::<f32>(&mut buffers.values, Kind::Float, all)?;
             for (k, plane) in parts.iter().flat_map(|p| p.iter()).enumerate() {
                 values[k] = plane.value;
             }
+            values[used..].fill(0.0);
         }
-        let n = n as i64;
+        let n = rows as i64;
         // The previous call's blocking copies back returned only once the device had
         // finished with its inputs, so nothing still reads the buffers written above.
         let masks =
@@ -501,6 +521,8 @@ pub struct TorchEvaluator {
     packed: Vec<PackedPlane>,
     held: Held,
     inference: Inference,
+    /// What it was loaded from and how, for [`Evaluator::fork`].
+    origin: (PathBuf, EvaluatorOptions, Precision),
 }
 
 impl TorchEvaluator {
@@ -525,6 +547,7 @@ impl TorchEvaluator {
         options: EvaluatorOptions,
         precision: Precision,
     ) -> Result<TorchEvaluator, TrainError> {
+        let requested = precision;
         let sidecar_path = checkpoint::resolve(path.as_ref())?;
         let sidecar = Sidecar::read(&sidecar_path)?;
         let file = match options.weights {
@@ -549,6 +572,11 @@ impl TorchEvaluator {
         };
         let saved = read_tensors(&weights_path)?;
         let kind = compute_kind(precision);
+        if device.is_cuda() {
+            // cuDNN times its algorithms once per input shape and keeps the fastest;
+            // `padded_batch` keeps the shapes few.
+            tch::Cuda::cudnn_set_benchmark(true);
+        }
         let load = || Replica::load(&sidecar, &weights_path, &saved, device, kind, threads);
         let replica = load()?;
         let workers = (1..copies)
@@ -573,6 +601,7 @@ impl TorchEvaluator {
             sidecar,
             packed: Vec::new(),
             held: Held::Joined(Vec::new(), Vec::new()),
+            origin: (sidecar_path.clone(), options, requested),
             inference: Inference {
                 backend: if device.is_cuda() {
                     InferenceBackend::TorchCuda
@@ -777,6 +806,17 @@ impl Evaluator for TorchEvaluator {
 
     fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
         Some(self)
+    }
+
+    /// The same checkpoint loaded again, with the same options: another copy of the
+    /// weights with its own buffers.
+    fn fork(&self) -> Option<Result<Box<dyn Evaluator>, EvalError>> {
+        let (path, options, precision) = &self.origin;
+        Some(
+            TorchEvaluator::load_in(path, *options, *precision)
+                .map(|ev| Box::new(ev) as Box<dyn Evaluator>)
+                .map_err(|e| EvalError::Backend(format!("cannot copy {}: {e}", self.name))),
+        )
     }
 
     fn name(&self) -> String {
@@ -1161,5 +1201,20 @@ mod tests {
             ));
         }
         let _ = std::fs::remove_dir_all(&root);
+    }
+
+    #[test]
+    fn padded_batches_cover_the_batch_with_few_shapes() {
+        for n in 1..=2048 {
+            let p = padded_batch(n);
+            assert!(p >= n && p < 2 * n.max(16) + 128, "{n} → {p}");
+            assert_eq!(padded_batch(p), p, "{n} → {p} is not a bucket");
+        }
+        let shapes: std::collections::BTreeSet<usize> = (1..=1024).map(padded_batch).collect();
+        assert_eq!(shapes.len(), 6 + 15 + 4, "{shapes:?}");
+        assert_eq!(
+            [padded_batch(200), padded_batch(256), padded_batch(257)],
+            [224, 256, 288]
+        );
     }
 }

@@ -77,6 +77,10 @@ struct ContentionArgs {
     /// `[selfplay] eval_workers`; 0 = one per usable core).
     #[arg(long)]
     eval_workers: Option<usize>,
+    /// Evaluation servers, each with its own copy of the network (default: the
+    /// config's `[selfplay] servers`).
+    #[arg(long)]
+    servers: Option<usize>,
     /// The core the competing process is pinned to.
     #[arg(long, default_value_t = 1)]
     core: usize,
@@ -652,6 +656,9 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
     if let Some(w) = a.eval_workers {
         selfplay.eval_workers = w;
     }
+    if let Some(n) = a.servers {
+        selfplay.servers = n;
+    }
     let net = cfg.train.trainer.net.clone();
     let load_options = xq_nn::LoadOptions {
         device: xq_nn::DeviceChoice::Cpu,
@@ -660,14 +667,15 @@ fn bench_contention(a: &ContentionArgs) -> Result<()> {
     let options = xq_train::EvaluatorOptions::from(&load_options);
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
     println!(
-        "contention: {} ({}x{} network, {} games at once, {} search threads, max batch {}, \
-         evaluator: {} copies of {} threads), {} cores available, {} s a measurement, {} rounds, \
-         backends {}",
+        "contention: {} ({}x{} network, {} games at once, {} search threads, {} servers, \
+         max batch {}, evaluator: {} copies of {} threads), {} cores available, {} s a \
+         measurement, {} rounds, backends {}",
         a.config.display(),
         net.blocks,
         net.channels,
         selfplay.parallel_games,
         selfplay.search_threads,
+        selfplay.servers,
         selfplay.max_batch,
         options.workers.max(1),
         // With several copies the evaluator runs each on at least one thread.

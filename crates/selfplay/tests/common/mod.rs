@@ -80,6 +80,9 @@ impl Evaluator for HashNet {
     fn raw(&mut self) -> Option<&mut dyn RawEvaluator> {
         Some(self)
     }
+    fn fork(&self) -> Option<Result<Box<dyn Evaluator>, EvalError>> {
+        Some(Ok(Box::new(HashNet::new(self.encoder.history))))
+    }
 }
 
 /// An evaluator with its network hidden: self-play sends it whole histories.
