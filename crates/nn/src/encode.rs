@@ -6,8 +6,6 @@
 
 use xq_core::{Bitboard, Color, Position, Role, Square};
 
-use crate::evaluator::EvalInput;
-
 /// Version of the input encoding (the plane list, its order and the perspective rules).
 /// Stored with checkpoints and training data; a network trained on one version must
 /// refuse inputs of another. The number of history steps is not part of the version:
@@ -373,39 +371,6 @@ where
     Ok(())
 }
 
-/// Encodes an evaluator batch (see [`encode_batch_into`]).
-pub fn encode_eval_batch(
-    batch: &[EvalInput<'_>],
-    config: &EncoderConfig,
-    out: &mut [f32],
-) -> Result<(), EncodeError> {
-    encode_batch_into(batch.iter().map(|input| input.history), config, out)
-}
-
-/// Packs an evaluator batch into `out` (`N × config.planes()` planes), each as
-/// [`encode_packed_into`] does. Allocates nothing.
-///
-/// # Errors
-/// As [`encode_packed_into`], for the first bad entry; `out` must hold exactly `N`
-/// encodings.
-pub fn encode_packed_batch(
-    batch: &[EvalInput<'_>],
-    config: &EncoderConfig,
-    out: &mut [PackedPlane],
-) -> Result<(), EncodeError> {
-    let planes = config.planes();
-    if out.len() != batch.len() * planes {
-        return Err(EncodeError::BufferSize {
-            expected: batch.len() * planes,
-            got: out.len(),
-        });
-    }
-    for (input, chunk) in batch.iter().zip(out.chunks_exact_mut(planes)) {
-        encode_packed_into(input.history, config, chunk)?;
-    }
-    Ok(())
-}
-
 /// Mirrors encoded planes left-right in place (files a ↔ i, for augmentation): the
 /// result is the encoding of the mirrored positions. Works on one encoding or a batch,
 /// since every plane is mirrored the same way.
@@ -428,6 +393,7 @@ pub fn mirror_planes(planes: &mut [f32]) -> Result<(), EncodeError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::evaluator::{EvalInput, encode_eval_batch, encode_packed_batch};
     use xq_core::{Piece, Square};
 
     fn play(pos: &Position, moves: &[&str]) -> Vec<Position> {

@@ -8,8 +8,9 @@
 
 use xq_core::{Move, Position, hash::splitmix64};
 
-use crate::encode::{EncoderConfig, PackedPlane, encode_packed_batch};
-use crate::output::evaluation_from_logits;
+use crate::encode::{
+    EncodeError, EncoderConfig, PackedPlane, encode_batch_into, encode_packed_into,
+};
 use crate::policy::POLICY_SIZE;
 
 /// One position to evaluate.
@@ -142,17 +143,6 @@ impl RawOutputs<'_> {
             self.value[i * 3 + 2],
         ]
     }
-
-    /// Position `i`'s [`Evaluation`] over `input`'s moves (the legal-move gather and
-    /// softmax of [`evaluation_from_logits`]).
-    pub fn evaluation(&self, i: usize, input: &EvalInput<'_>) -> Result<Evaluation, EvalError> {
-        evaluation_from_logits(
-            self.policy_row(i),
-            self.value_row(i),
-            input.moves,
-            input.position()?.turn(),
-        )
-    }
 }
 
 /// The network part of an evaluator: packed inputs ([`PackedPlane`], made by
@@ -194,35 +184,37 @@ pub fn packed_positions(parts: &[&[PackedPlane]], planes: usize) -> Result<usize
     Ok(n)
 }
 
-/// [`Evaluator::evaluate`] for a network: packs `batch` into `packed` (a buffer the
-/// caller keeps between calls), runs `raw` and reads each position's evaluation off the
-/// logits. Every network evaluator's `evaluate` is this, so the packed path self-play
-/// takes and the direct one give the same evaluations.
-pub fn evaluate_packed(
-    raw: &mut dyn RawEvaluator,
+/// Encodes an evaluator batch (see [`encode_batch_into`](crate::encode::encode_batch_into)).
+pub fn encode_eval_batch(
     batch: &[EvalInput<'_>],
-    packed: &mut Vec<PackedPlane>,
-) -> Result<Vec<Evaluation>, EvalError> {
-    if batch.is_empty() {
-        return Ok(Vec::new());
+    config: &EncoderConfig,
+    out: &mut [f32],
+) -> Result<(), EncodeError> {
+    encode_batch_into(batch.iter().map(|input| input.history), config, out)
+}
+
+/// Packs an evaluator batch into `out` (`N × config.planes()` planes), each as
+/// [`encode_packed_into`](crate::encode::encode_packed_into) does. Allocates nothing.
+///
+/// # Errors
+/// As [`encode_packed_into`](crate::encode::encode_packed_into), for the first bad entry; `out` must hold exactly `N`
+/// encodings.
+pub fn encode_packed_batch(
+    batch: &[EvalInput<'_>],
+    config: &EncoderConfig,
+    out: &mut [PackedPlane],
+) -> Result<(), EncodeError> {
+    let planes = config.planes();
+    if out.len() != batch.len() * planes {
+        return Err(EncodeError::BufferSize {
+            expected: batch.len() * planes,
+            got: out.len(),
+        });
     }
-    let config = raw.encoder();
-    packed.resize(batch.len() * config.planes(), PackedPlane::ZERO);
-    encode_packed_batch(batch, &config, packed).map_err(|e| EvalError::BadInput(e.to_string()))?;
-    let out = raw.forward_packed(&[packed])?;
-    if out.len() != batch.len() || out.policy.len() != batch.len() * POLICY_SIZE {
-        return Err(EvalError::Backend(format!(
-            "the network returned {} value and {} policy logits for {} positions",
-            out.value.len(),
-            out.policy.len(),
-            batch.len()
-        )));
+    for (input, chunk) in batch.iter().zip(out.chunks_exact_mut(planes)) {
+        encode_packed_into(input.history, config, chunk)?;
     }
-    batch
-        .iter()
-        .enumerate()
-        .map(|(i, input)| out.evaluation(i, input))
-        .collect()
+    Ok(())
 }
 
 /// Uniform policy, value 0 (wdl = [0, 1, 0]).

@@ -111,15 +111,15 @@ pub use backend::{
 };
 pub use encode::{
     ENCODING_VERSION, EncodeError, EncoderConfig, PLANE_SIZE, PackedPlane, encode_batch_into,
-    encode_eval_batch, encode_into, encode_packed_batch, encode_packed_into, expand_into,
-    mirror_planes,
+    encode_into, encode_packed_into, expand_into, mirror_planes,
 };
 pub use evaluator::{
     EvalError, EvalInput, Evaluation, Evaluator, RandomEvaluator, RawEvaluator, RawOutputs,
-    UniformEvaluator, evaluate_packed, packed_positions,
+    UniformEvaluator, encode_eval_batch, encode_packed_batch, packed_positions,
 };
 pub use output::{
-    evaluation_from_logits, legal_policy_from_logits, scatter_policy, wdl_from_logits,
+    evaluate_packed, evaluation_from_logits, legal_policy_from_logits, scatter_policy,
+    wdl_from_logits,
 };
 pub use policy::{
     POLICY_INDEX_VERSION, POLICY_SIZE, mirror_index, mirror_policy, policy_index,

@@ -8,7 +8,10 @@
 
 use xq_core::{Color, Move};
 
-use crate::evaluator::{EvalError, Evaluation};
+use crate::encode::PackedPlane;
+use crate::evaluator::{
+    EvalError, EvalInput, Evaluation, RawEvaluator, RawOutputs, encode_packed_batch,
+};
 use crate::policy::{POLICY_SIZE, policy_index};
 
 /// Softmax of `logits[policy_index(m)]` over `moves` (moves of `turn`), written to `out`
@@ -76,6 +79,50 @@ pub fn evaluation_from_logits(
         policy,
         wdl: wdl_from_logits(wdl_logits)?,
     })
+}
+
+impl RawOutputs<'_> {
+    /// Position `i`'s [`Evaluation`] over `input`'s moves (the legal-move gather and
+    /// softmax of [`evaluation_from_logits`]).
+    pub fn evaluation(&self, i: usize, input: &EvalInput<'_>) -> Result<Evaluation, EvalError> {
+        evaluation_from_logits(
+            self.policy_row(i),
+            self.value_row(i),
+            input.moves,
+            input.position()?.turn(),
+        )
+    }
+}
+
+/// [`Evaluator::evaluate`] for a network: packs `batch` into `packed` (a buffer the
+/// caller keeps between calls), runs `raw` and reads each position's evaluation off the
+/// logits. Every network evaluator's `evaluate` is this, so the packed path self-play
+/// takes and the direct one give the same evaluations.
+pub fn evaluate_packed(
+    raw: &mut dyn RawEvaluator,
+    batch: &[EvalInput<'_>],
+    packed: &mut Vec<PackedPlane>,
+) -> Result<Vec<Evaluation>, EvalError> {
+    if batch.is_empty() {
+        return Ok(Vec::new());
+    }
+    let config = raw.encoder();
+    packed.resize(batch.len() * config.planes(), PackedPlane::ZERO);
+    encode_packed_batch(batch, &config, packed).map_err(|e| EvalError::BadInput(e.to_string()))?;
+    let out = raw.forward_packed(&[packed])?;
+    if out.len() != batch.len() || out.policy.len() != batch.len() * POLICY_SIZE {
+        return Err(EvalError::Backend(format!(
+            "the network returned {} value and {} policy logits for {} positions",
+            out.value.len(),
+            out.policy.len(),
+            batch.len()
+        )));
+    }
+    batch
+        .iter()
+        .enumerate()
+        .map(|(i, input)| out.evaluation(i, input))
+        .collect()
 }
 
 /// Scatters `probs` (over `moves`, moves of `turn`) into `out`, a full policy-index vector

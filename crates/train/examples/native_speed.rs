@@ -16,7 +16,8 @@ use std::time::Instant;
 use xq_core::Position;
 use xq_native::NativeEvaluator;
 use xq_nn::EvalInput;
-use xq_nn::encode::{PLANE_SIZE, PackedPlane, encode_packed_batch};
+use xq_nn::encode::{PLANE_SIZE, PackedPlane};
+use xq_nn::encode_packed_batch;
 use xq_train::bench::scratch_evaluator;
 use xq_train::{DeviceChoice, EvaluatorOptions, NetConfig, TorchEvaluator};
 

@@ -19,7 +19,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 use xq_core::Position;
-use xq_nn::encode::{PackedPlane, encode_packed_batch};
+use xq_nn::encode::PackedPlane;
+use xq_nn::encode_packed_batch;
 use xq_nn::policy::POLICY_SIZE;
 use xq_nn::{EvalInput, Evaluator};
 
@@ -352,7 +353,7 @@ pub fn evaluator_throughput(
 pub struct EvalStages {
     pub batch_size: usize,
     pub calls: usize,
-    /// Packing the positions ([`xq_nn::encode::encode_packed_batch`]): the search
+    /// Packing the positions ([`xq_nn::encode_packed_batch`]): the search
     /// threads' share in self-play.
     pub encode_ms: f64,
     /// See [`StageClock`]: the server's share in self-play.

@@ -205,7 +205,7 @@ fn host_mut<T>(t: &mut Tensor, kind: Kind, len: usize) -> Result<&mut [T], Train
 /// expansion there; on the CPU the expansion into the kept input), `forward` the
 /// network, `copy_out` the logits' way back to host memory. Kept only when asked (the
 /// device is synchronised after each stage, which a plain call does not do), for
-/// [`crate::bench::evaluator_stages`].
+/// `bench::evaluator_stages`.
 #[derive(Debug, Default, Clone, Copy, PartialEq)]
 pub struct StageClock {
     pub copy_in: Duration,
@@ -669,7 +669,7 @@ impl TorchEvaluator {
     }
 
     /// The input path before packed planes, kept as the reference that
-    /// [`crate::bench::evaluator_stages`] measures the packed path against in the same
+    /// `bench::evaluator_stages` measures the packed path against in the same
     /// run: `n` positions of f32 planes (`n × planes × 90`) copied into a new tensor,
     /// moved to the device as they are, and the logits copied back into new vectors.
     pub(crate) fn forward_unpacked(
