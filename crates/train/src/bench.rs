@@ -304,23 +304,8 @@ pub fn evaluator_throughput(
     let result = (|| {
         let mut ev = scratch_evaluator(&dir, net, options)?;
         let max = batch_sizes.iter().copied().max().unwrap_or(1);
-        let games = random_histories(max, net.history, 7);
-        let moves: Vec<Vec<xq_core::Move>> = games
-            .iter()
-            .map(|h| {
-                h.last()
-                    .map(|p| p.legal_moves().to_vec())
-                    .unwrap_or_default()
-            })
-            .collect();
-        let inputs: Vec<EvalInput<'_>> = games
-            .iter()
-            .zip(&moves)
-            .map(|(h, m)| EvalInput {
-                history: h,
-                moves: m,
-            })
-            .collect();
+        let positions = BenchPositions::new(max, net.history);
+        let inputs = positions.inputs();
         let mut out = Vec::new();
         for &bs in batch_sizes {
             let batch = &inputs[..bs.min(inputs.len())];
@@ -393,23 +378,8 @@ pub fn evaluator_stages(
         let mut ev = scratch_evaluator(&dir, net, options)?;
         let encoder = ev.encoder();
         let max = batch_sizes.iter().copied().max().unwrap_or(1);
-        let games = random_histories(max, net.history, 7);
-        let moves: Vec<Vec<xq_core::Move>> = games
-            .iter()
-            .map(|h| {
-                h.last()
-                    .map(|p| p.legal_moves().to_vec())
-                    .unwrap_or_default()
-            })
-            .collect();
-        let inputs: Vec<EvalInput<'_>> = games
-            .iter()
-            .zip(&moves)
-            .map(|(h, m)| EvalInput {
-                history: h,
-                moves: m,
-            })
-            .collect();
+        let positions = BenchPositions::new(max, net.history);
+        let inputs = positions.inputs();
         let bad = |e: xq_nn::EvalError| TrainError::BadBatch(e.to_string());
         let mut packed = Vec::new();
         let mut planes = Vec::new();
@@ -486,6 +456,39 @@ pub fn evaluator_stages(
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// The positions the evaluator benchmarks feed: [`random_histories`] (seed 7) with their
+/// legal moves.
+struct BenchPositions {
+    games: Vec<Vec<Position>>,
+    moves: Vec<Vec<xq_core::Move>>,
+}
+
+impl BenchPositions {
+    fn new(n: usize, history: usize) -> BenchPositions {
+        let games = random_histories(n, history, 7);
+        let moves = games
+            .iter()
+            .map(|h| {
+                h.last()
+                    .map(|p| p.legal_moves().to_vec())
+                    .unwrap_or_default()
+            })
+            .collect();
+        BenchPositions { games, moves }
+    }
+
+    fn inputs(&self) -> Vec<EvalInput<'_>> {
+        self.games
+            .iter()
+            .zip(&self.moves)
+            .map(|(h, m)| EvalInput {
+                history: h,
+                moves: m,
+            })
+            .collect()
+    }
 }
 
 /// `n` position histories (up to `history` long) from seeded random games: varied,
