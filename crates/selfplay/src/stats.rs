@@ -19,7 +19,8 @@ pub struct Counters {
     /// Evaluator calls and positions sent to it.
     pub batches: AtomicU64,
     pub evaluated: AtomicU64,
-    /// Nanoseconds spent inside `Evaluator::evaluate`, summed over the servers.
+    /// Nanoseconds spent inside the evaluator (`Evaluator::evaluate` or a network's
+    /// `RawEvaluator::forward_packed` and the copy of its rows), summed over the servers.
     pub eval_nanos: AtomicU64,
     /// Evaluation servers (`servers`; 0 is read as 1).
     pub servers: AtomicU64,

@@ -460,18 +460,25 @@ fn a_session_returns_when_the_pacing_needs_data_and_continues_when_it_arrives() 
     );
 }
 
-#[test]
-fn record_steps_are_mixed_in_after_pretraining_without_counting_against_the_pacing() {
-    let dir = tempfile::tempdir().unwrap();
-    let run = RunDir::open(dir.path()).unwrap();
+/// The first 30 master games, written to `dir/few.pgn`: a pre-training set that takes
+/// a few steps.
+fn few_master_games(dir: &Path) -> std::path::PathBuf {
     let master = std::fs::read_to_string(concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/../../tests/data/hu_ronghua_1391_iccs.pgn"
     ))
     .unwrap();
     let cut = master.match_indices("[Event").nth(30).unwrap().0;
-    let pgn = dir.path().join("few.pgn");
+    let pgn = dir.join("few.pgn");
     std::fs::write(&pgn, &master[..cut]).unwrap();
+    pgn
+}
+
+#[test]
+fn record_steps_are_mixed_in_after_pretraining_without_counting_against_the_pacing() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = RunDir::open(dir.path()).unwrap();
+    let pgn = few_master_games(dir.path());
     let mut cfg = tiny();
     cfg.data.samples_per_position = 0.5;
     cfg.data.event_every = 8;
@@ -546,14 +553,7 @@ fn the_policy_anchor_is_the_pretrained_network_kept_across_sessions() {
     let train = |anchor: f64| {
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::open(dir.path()).unwrap();
-        let master = std::fs::read_to_string(concat!(
-            env!("CARGO_MANIFEST_DIR"),
-            "/../../tests/data/hu_ronghua_1391_iccs.pgn"
-        ))
-        .unwrap();
-        let cut = master.match_indices("[Event").nth(30).unwrap().0;
-        let pgn = dir.path().join("few.pgn");
-        std::fs::write(&pgn, &master[..cut]).unwrap();
+        let pgn = few_master_games(dir.path());
         let mut cfg = tiny();
         cfg.data.samples_per_position = 0.5;
         cfg.data.policy_anchor = anchor;
