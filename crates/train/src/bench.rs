@@ -18,19 +18,22 @@ use std::process::Command;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
+use tch::nn::VarStore;
+use tch::{Device, Kind, Tensor};
 use xq_core::Position;
-use xq_nn::encode::PackedPlane;
+use xq_nn::encode::{BOARD_FILES, BOARD_RANKS, PackedPlane};
 use xq_nn::encode_packed_batch;
 use xq_nn::policy::POLICY_SIZE;
 use xq_nn::{EvalInput, Evaluator};
 
 use crate::batch::OwnedBatch;
+use crate::checkpoint::{self, Sidecar, read_tensors};
 use crate::config::{
     DeviceChoice, NetConfig, OptimizerConfig, Precision, TrainConfig, device_name,
 };
 use crate::error::TrainError;
-use crate::evaluator::{EvaluatorOptions, StageClock, TorchEvaluator};
-use crate::net::policy_gather_table;
+use crate::evaluator::{EvaluatorOptions, StageClock, TorchEvaluator, compute_kind};
+use crate::net::{Net, policy_gather_table};
 use crate::trainer::Trainer;
 
 /// The PyTorch reference loop.
@@ -349,10 +352,14 @@ pub struct EvalStages {
     pub gather_ms: f64,
     /// Positions/s of the whole packed call, stages summed.
     pub positions_per_sec: f64,
-    /// Positions/s of the same work on the input path before packed planes (f32 planes
-    /// encoded, copied into a new tensor and moved as they are, logits copied back into
-    /// new vectors, the gather on the same thread), timed in the same run.
+    /// Positions/s of the same work on the path before issue #46 ([`Unfolded`]: f32
+    /// planes encoded, copied into a new tensor and moved as they are, the network with
+    /// its batch norms in NCHW, logits copied back into new vectors, the gather on the
+    /// same thread), timed in the same run.
     pub unpacked_positions_per_sec: f64,
+    /// The largest difference between the two paths' logits on the batch, over
+    /// `1 + max |logit|` (f32 on the CPU: about 1e-6; f16 and bf16: up to about 1e-2).
+    pub logit_diff: f64,
 }
 
 /// [`EvalStages`] of a [`TorchEvaluator`] (randomly initialised `net`, one copy, loaded
@@ -376,6 +383,7 @@ pub fn evaluator_stages(
             ..options
         };
         let mut ev = scratch_evaluator(&dir, net, options)?;
+        let reference = Unfolded::load(&dir, &ev, options)?;
         let encoder = ev.encoder();
         let max = batch_sizes.iter().copied().max().unwrap_or(1);
         let positions = BenchPositions::new(max, net.history);
@@ -420,7 +428,7 @@ pub fn evaluator_stages(
             let unpacked = |planes: &mut Vec<f32>| -> Result<(), TrainError> {
                 xq_nn::encode_eval_batch(batch, &encoder, planes)
                     .map_err(|e| TrainError::BadBatch(e.to_string()))?;
-                let (p, v) = ev.forward_unpacked(planes, n)?;
+                let (p, v) = reference.forward(planes, n)?;
                 for (i, input) in batch.iter().enumerate() {
                     xq_nn::evaluation_from_logits(
                         &p[i * POLICY_SIZE..(i + 1) * POLICY_SIZE],
@@ -440,6 +448,17 @@ pub fn evaluator_stages(
                 unpacked_calls += 1;
             }
             let unpacked_secs = t0.elapsed().as_secs_f64();
+            // The two paths' logits on this batch, the check that a GPU's captured
+            // graphs, folded batch norms and layout compute what the network does.
+            let (p, v) = reference.forward(&planes, n)?;
+            let raw = ev.forward_timed(&packed, n, &mut StageClock::default())?;
+            let scale = 1.0 + p.iter().chain(&v).fold(0f32, |m, x| m.max(x.abs()));
+            let diff = raw
+                .policy
+                .iter()
+                .zip(&p)
+                .chain(raw.value.iter().zip(&v))
+                .fold(0f32, |m, (a, b)| m.max((a - b).abs()));
             out.push(EvalStages {
                 batch_size: n,
                 calls,
@@ -450,12 +469,88 @@ pub fn evaluator_stages(
                 gather_ms: per_call(gather),
                 positions_per_sec: (calls * n) as f64 / total,
                 unpacked_positions_per_sec: (unpacked_calls * n) as f64 / unpacked_secs,
+                logit_diff: f64::from(diff / scale),
             });
         }
         Ok(out)
     })();
     let _ = std::fs::remove_dir_all(&dir);
     result
+}
+
+/// The evaluation path before issue #46, the reference [`evaluator_stages`] measures
+/// against in the same run: f32 planes copied into a new tensor and moved to the device
+/// as they are, the network unfolded (a batch norm after every convolution) in NCHW,
+/// its weights in the compute kind but batch norm's, as loading did then (`vs.half()`
+/// for f16; the convolutions and linear layers cast for bf16), and the logits copied
+/// back into new vectors.
+struct Unfolded {
+    _vs: VarStore,
+    net: Net,
+    device: Device,
+    kind: Kind,
+}
+
+impl Unfolded {
+    /// The network of the checkpoint `ev` was loaded from (in `dir`), on its device and
+    /// in its precision.
+    fn load(
+        dir: &Path,
+        ev: &TorchEvaluator,
+        options: EvaluatorOptions,
+    ) -> Result<Unfolded, TrainError> {
+        let sidecar_path = checkpoint::resolve(dir)?;
+        let sidecar = Sidecar::read(&sidecar_path)?;
+        let weights = sidecar_path.parent().unwrap_or(dir).join(&sidecar.ema);
+        let device = crate::config::tch_device(options.device);
+        let kind = compute_kind(ev.inference().precision);
+        let mut vs = VarStore::new(device);
+        let net = {
+            let _guard = crate::net::init_lock();
+            Net::new(&vs.root(), &sidecar.net)?
+        };
+        if kind == Kind::Half {
+            vs.half();
+        }
+        checkpoint::load_into(&vs.variables(), &read_tensors(&weights)?, &weights)?;
+        if kind == Kind::BFloat16 {
+            let _guard = tch::no_grad_guard();
+            for (name, mut var) in vs.variables() {
+                if !name.split('.').any(|part| part.starts_with("bn")) {
+                    var.f_set_data(&var.f_to_kind(Kind::BFloat16)?)?;
+                }
+            }
+        }
+        vs.freeze();
+        Ok(Unfolded {
+            _vs: vs,
+            net,
+            device,
+            kind,
+        })
+    }
+
+    fn forward(&self, inputs: &[f32], n: usize) -> Result<(Vec<f32>, Vec<f32>), TrainError> {
+        let _guard = tch::no_grad_guard();
+        let planes = inputs.len() / n / (BOARD_RANKS * BOARD_FILES);
+        let x = Tensor::f_from_slice(inputs)?
+            .f_view([
+                n as i64,
+                planes as i64,
+                BOARD_RANKS as i64,
+                BOARD_FILES as i64,
+            ])?
+            .f_to_device(self.device)?;
+        let (p, v) = self.net.forward(&x, false, self.kind)?;
+        let host = |t: Tensor| -> Result<Vec<f32>, TrainError> {
+            Ok(Vec::<f32>::try_from(
+                &t.f_to_device(Device::Cpu)?
+                    .f_to_kind(Kind::Float)?
+                    .f_reshape([-1])?,
+            )?)
+        };
+        Ok((host(p)?, host(v)?))
+    }
 }
 
 /// The positions the evaluator benchmarks feed: [`random_histories`] (seed 7) with their

@@ -52,6 +52,10 @@ pub enum TrainError {
     /// start, ended, or failed on its part of a batch.
     #[error("evaluator thread: {0}")]
     EvalThread(String),
+    /// A CUDA stream or graph could not be made or used (`cuda`), or the binary was
+    /// built without them.
+    #[error("CUDA {0}")]
+    Cuda(String),
     /// A benchmark's helper (the PyTorch reference) failed.
     #[error("benchmark: {0}")]
     Bench(String),

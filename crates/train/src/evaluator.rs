@@ -2,19 +2,21 @@
 //!
 //! One `TorchEvaluator` is owned by one thread at a time (it is `Send`, not `Sync`, as
 //! tch tensors are): a multi-threaded search funnels its batches to the thread that owns
-//! it. Inference runs without autograd, with batch norm in inference mode, in half
+//! it. Inference runs without autograd, with batch norm folded into the convolutions, in half
 //! precision on a GPU and f32 on the CPU unless [`EvaluatorOptions::precision`] asks for
 //! another.
 //!
-//! **bf16.** With [`Precision::Bf16`] the convolutions' and linear layers' weights and
-//! biases are converted to bf16 once, when the network is loaded; each call converts its
-//! inputs to bf16 and the outputs back to f32 (the network's own casts,
-//! `Net::forward`). Batch norm keeps its f32 scale, shift and statistics, as in the
-//! trainer's mixed precision, so the only change to the numerics is bf16's rounding of
-//! the activations and weights (8 bits of mantissa; oneDNN accumulates in f32). On a CPU
-//! with AVX512-BF16 or AMX-BF16 this is where libtorch is fastest; without them oneDNN
-//! emulates bf16 and it is slower than f32, which is why `XQZ_BACKEND=auto` measures it
-//! only where the CPU has it (`xq_nn::cpu_has_bf16`).
+//! **Loading.** A checkpoint is loaded in f32 and folded for inference
+//! ([`Net::fold`]): each batch norm goes into the convolution before it, the weights are
+//! cast once to the compute kind, and the activations are channels-last ([`LAYOUT`]).
+//! A call then casts nothing but its input.
+//!
+//! **bf16.** With [`Precision::Bf16`] the folded weights are bf16; each call converts its
+//! inputs to bf16 and the outputs back to f32. The change to the numerics is bf16's
+//! rounding of the activations and of the folded weights (8 bits of mantissa; oneDNN
+//! accumulates in f32). On a CPU with AVX512-BF16 or AMX-BF16 this is where libtorch is
+//! fastest; without them oneDNN emulates bf16 and it is slower than f32, which is why
+//! `XQZ_BACKEND=auto` measures it only where the CPU has it (`xq_nn::cpu_has_bf16`).
 //!
 //! On the CPU an evaluator can hold several copies of the network
 //! ([`EvaluatorOptions::workers`]): each batch is cut into one part per copy, and the
@@ -43,8 +45,9 @@ use xq_nn::{
 
 use crate::checkpoint::{self, Sidecar, read_tensors};
 use crate::config::{DeviceChoice, device_name};
+use crate::cuda::{Graph, Stream};
 use crate::error::TrainError;
-use crate::net::Net;
+use crate::net::{InferenceNet, Layout, Net};
 
 /// Which weights of a training checkpoint to load.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -95,7 +98,7 @@ pub fn resolve_precision(precision: Precision, half: Option<bool>, cuda: bool) -
 }
 
 /// The tch kind a resolved precision computes in.
-fn compute_kind(precision: Precision) -> Kind {
+pub(crate) fn compute_kind(precision: Precision) -> Kind {
     match precision {
         Precision::Auto | Precision::F32 => Kind::Float,
         Precision::Bf16 => Kind::BFloat16,
@@ -103,26 +106,11 @@ fn compute_kind(precision: Precision) -> Kind {
     }
 }
 
-/// Whether a variable of the network belongs to a batch norm (`stem.bn.weight`,
-/// `blocks.3.bn2.running_var`, `value.bn.bias`): those stay f32 in bf16 inference.
-fn is_batch_norm(name: &str) -> bool {
-    name.split('.')
-        .any(|part| matches!(part, "bn" | "bn1" | "bn2"))
-}
-
-/// Converts the convolutions' and linear layers' variables of `vs` to bf16 in place,
-/// once (the network's tensors share their storage, so its forward pass then casts
-/// nothing but its input); batch norm stays f32 (see the module documentation).
-fn weights_to_bf16(vs: &VarStore) -> Result<(), tch::TchError> {
-    let _guard = tch::no_grad_guard();
-    for (name, mut var) in vs.variables() {
-        if !is_batch_norm(&name) && var.kind() == Kind::Float {
-            let bf16 = var.f_to_kind(Kind::BFloat16)?;
-            var.f_set_data(&bf16)?;
-        }
-    }
-    Ok(())
-}
+/// The activation layout of every loaded network ([`Layout`]): channels-last. On a
+/// GPU it is the layout tensor cores read without transposing; on the CPU oneDNN's
+/// convolutions run faster on it too, 1.11-1.28× NCHW in f32 and 1.36-1.70× in bf16
+/// (folded in both; docs/BENCHMARKS.md, "Batch norm folded at load and channels-last").
+const LAYOUT: Layout = Layout::ChannelsLast;
 
 /// Expands packed planes ([`PackedPlane`]) on the device the tensors are on: `masks`
 /// (`n × planes × 2` i64, [`PackedPlane::mask_words`]) and `values` (`n × planes` f32)
@@ -261,10 +249,8 @@ impl Pinned {
 /// One copy of the network, with what a forward pass needs.
 #[derive(Debug)]
 struct Replica {
-    _vs: VarStore,
-    net: Net,
+    net: InferenceNet,
     device: Device,
-    kind: Kind,
     planes: usize,
     threads: usize,
     /// `0..64` on the device, for [`expand_packed`].
@@ -274,6 +260,26 @@ struct Replica {
     input: Option<Tensor>,
     /// On a GPU: the page-locked host buffers.
     pinned: Option<Pinned>,
+    /// On a GPU, when the binary has the CUDA shim: this copy's own stream, which its
+    /// calls run on, so that several servers' calls overlap (issue #46, item 4).
+    stream: Option<Stream>,
+    /// On a GPU: the captured graph of each padded batch size ([`Captured`]).
+    graphs: HashMap<usize, Captured>,
+    /// Why calls run eagerly instead of replaying graphs (no shim, no stream,
+    /// `XQZ_CUDA_GRAPHS=0`, or a capture that failed); `None` while graphs are used.
+    eager: Option<String>,
+}
+
+/// A network call captured as a CUDA graph for one padded batch size: the device
+/// tensors it reads (the packed input) and writes (the f32 logits). A call copies its
+/// input into `masks` and `values`, replays, and copies the logits out.
+#[derive(Debug)]
+struct Captured {
+    graph: Graph,
+    masks: Tensor,
+    values: Tensor,
+    policy: Tensor,
+    value: Tensor,
 }
 
 impl Replica {
@@ -285,24 +291,34 @@ impl Replica {
         kind: Kind,
         threads: usize,
     ) -> Result<Replica, TrainError> {
-        let mut vs = VarStore::new(device);
+        let vs = VarStore::new(device);
         let net = {
             let _guard = crate::net::init_lock();
             Net::new(&vs.root(), &sidecar.net)?
         };
-        if kind == Kind::Half {
-            vs.half();
-        }
         checkpoint::load_into(&vs.variables(), saved, weights)?;
-        if kind == Kind::BFloat16 {
-            weights_to_bf16(&vs)?;
-        }
-        vs.freeze();
+        let net = net.fold(kind, LAYOUT)?;
+        let (stream, eager) = match device {
+            Device::Cuda(index) => {
+                // The weights were written on the default stream; the copy's own stream
+                // does not wait for it.
+                tch::Cuda::synchronize(index as i64);
+                match Stream::new(index) {
+                    Ok(stream) => {
+                        let off = std::env::var("XQZ_CUDA_GRAPHS").is_ok_and(|v| v == "0");
+                        (Some(stream), off.then(|| "XQZ_CUDA_GRAPHS=0".to_string()))
+                    }
+                    Err(e) => (None, Some(e.to_string())),
+                }
+            }
+            _ => (None, Some("not on a GPU".into())),
+        };
         Ok(Replica {
-            _vs: vs,
             net,
+            stream,
+            graphs: HashMap::new(),
+            eager,
             device,
-            kind,
             planes: sidecar.net.encoder().planes(),
             threads,
             shifts: Tensor::f_arange(64, (Kind::Int64, device))?,
@@ -325,16 +341,41 @@ impl Replica {
             crate::set_num_threads(self.threads);
         }
         let _guard = tch::no_grad_guard();
+        let _stream = self.stream.as_ref().map(Stream::enter).transpose()?;
         let mut since = Instant::now();
-        let x = if self.device.is_cuda() {
-            self.copy_in_cuda(parts, n)?
+        let (p, v) = if self.device.is_cuda() {
+            let rows = self.fill_pinned(parts, n)?;
+            let graph = if self.graphed(rows) {
+                self.graphs.get(&rows)
+            } else {
+                None
+            };
+            match graph {
+                Some(slot) => {
+                    let buffers = self.pinned.as_ref().expect("filled above");
+                    let r = rows as i64;
+                    // tch's copy into an existing tensor blocks until it is done; it
+                    // waits on this copy's own stream, which is idle between calls.
+                    let (mut masks, mut values) =
+                        (slot.masks.shallow_clone(), slot.values.shallow_clone());
+                    masks.f_copy_(&buffers.masks.f_narrow(0, 0, r)?)?;
+                    values.f_copy_(&buffers.values.f_narrow(0, 0, r)?)?;
+                    lap(&mut clock, self.device, &mut since, |c| &mut c.copy_in);
+                    slot.graph.replay()?;
+                    (slot.policy.shallow_clone(), slot.value.shallow_clone())
+                }
+                None => {
+                    let x = self.upload(rows)?;
+                    lap(&mut clock, self.device, &mut since, |c| &mut c.copy_in);
+                    self.net.forward(&x)?
+                }
+            }
         } else {
-            self.expand_on_host(parts, n)?
+            let x = self.expand_on_host(parts, n)?;
+            lap(&mut clock, self.device, &mut since, |c| &mut c.copy_in);
+            self.net.forward(&x)?
         };
-        lap(&mut clock, self.device, &mut since, |c| &mut c.copy_in);
-        let (p, v) = self.net.forward(&x, false, self.kind)?;
         lap(&mut clock, self.device, &mut since, |c| &mut c.forward);
-        let (p, v) = (p.f_to_kind(Kind::Float)?, v.f_to_kind(Kind::Float)?);
         let out = match &mut self.pinned {
             Some(buffers) if self.device.is_cuda() => {
                 // Blocking copies of the real rows (not the padding): when they return,
@@ -378,15 +419,9 @@ impl Replica {
         Ok(input.f_narrow(0, 0, n as i64)?)
     }
 
-    /// The GPU input: packed planes into page-locked memory, copied to the device
-    /// without blocking and expanded there. The logits come back as f32 into the
-    /// page-locked buffers ([`Replica::forward`]).
-    ///
-    /// *Why f32 logits rather than the network's f16?* The host thread, not the bus, is
-    /// what limits a GPU evaluator (docs/BENCHMARKS.md, "GPU"): converting f16 on the
-    /// host would read and write every logit once more, while the device converts them
-    /// for free and the bus carries 8 kB a position, about a third of a microsecond.
-    fn copy_in_cuda(&mut self, parts: &[&[PackedPlane]], n: usize) -> Result<Tensor, TrainError> {
+    /// Writes the packed planes of `parts` (`n` positions) into the page-locked input
+    /// buffers, zeroing the padding up to the bucket size, which it returns.
+    fn fill_pinned(&mut self, parts: &[&[PackedPlane]], n: usize) -> Result<usize, TrainError> {
         let rows = padded_batch(n);
         if self.pinned.as_ref().is_none_or(|b| b.capacity < rows) {
             self.pinned = Some(Pinned::new(
@@ -411,9 +446,22 @@ impl Replica {
             }
             values[used..].fill(0.0);
         }
+        Ok(rows)
+    }
+
+    /// The eager GPU input: the first `rows` of the page-locked buffers copied to the
+    /// device without blocking and expanded there. The logits come back as f32 into the
+    /// page-locked buffers ([`Replica::forward`]).
+    ///
+    /// *Why f32 logits rather than the network's f16?* The host thread, not the bus, is
+    /// what limits a GPU evaluator (docs/BENCHMARKS.md, "GPU"): converting f16 on the
+    /// host would read and write every logit once more, while the device converts them
+    /// for free and the bus carries 8 kB a position, about a third of a microsecond.
+    fn upload(&self, rows: usize) -> Result<Tensor, TrainError> {
+        let buffers = self.pinned.as_ref().expect("filled by fill_pinned");
         let n = rows as i64;
         // The previous call's blocking copies back returned only once the device had
-        // finished with its inputs, so nothing still reads the buffers written above.
+        // finished with its inputs, so nothing still reads the buffers just written.
         let masks =
             buffers
                 .masks
@@ -425,7 +473,63 @@ impl Replica {
             true,
             false,
         )?;
-        Ok(expand_packed(&masks, &values, &self.shifts, self.kind)?)
+        Ok(expand_packed(
+            &masks,
+            &values,
+            &self.shifts,
+            self.net.kind(),
+        )?)
+    }
+
+    /// Whether batches padded to `rows` replay a captured graph, capturing it on first
+    /// use (after two eager calls on the same shape, so that cuDNN's autotuning happens
+    /// outside the capture); false when this copy runs eagerly. A capture that fails
+    /// switches the copy to eager calls for good, with one line on standard error.
+    fn graphed(&mut self, rows: usize) -> bool {
+        if self.eager.is_some() {
+            return false;
+        }
+        if !self.graphs.contains_key(&rows) {
+            match self.capture(rows) {
+                Ok(slot) => {
+                    self.graphs.insert(rows, slot);
+                }
+                Err(e) => {
+                    eprintln!("xq-train: CUDA graphs off, calls run eagerly: {e}");
+                    self.graphs.clear();
+                    self.eager = Some(e.to_string());
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    fn capture(&self, rows: usize) -> Result<Captured, TrainError> {
+        let (r, planes) = (rows as i64, self.planes as i64);
+        let mut masks = Tensor::f_zeros([r, planes, 2], (Kind::Int64, self.device))?;
+        let mut values = Tensor::f_zeros([r, planes], (Kind::Float, self.device))?;
+        let buffers = self.pinned.as_ref().expect("filled by fill_pinned");
+        masks.f_copy_(&buffers.masks.f_narrow(0, 0, r)?)?;
+        values.f_copy_(&buffers.values.f_narrow(0, 0, r)?)?;
+        let kind = self.net.kind();
+        for _ in 0..2 {
+            let _ = self
+                .net
+                .forward(&expand_packed(&masks, &values, &self.shifts, kind)?)?;
+        }
+        let (graph, (policy, value)) = Graph::capture(|| {
+            Ok(self
+                .net
+                .forward(&expand_packed(&masks, &values, &self.shifts, kind)?)?)
+        })?;
+        Ok(Captured {
+            graph,
+            masks,
+            values,
+            policy,
+            value,
+        })
     }
 }
 
@@ -668,36 +772,6 @@ impl TorchEvaluator {
         self.held.outputs()
     }
 
-    /// The input path before packed planes, kept as the reference that
-    /// `bench::evaluator_stages` measures the packed path against in the same
-    /// run: `n` positions of f32 planes (`n × planes × 90`) copied into a new tensor,
-    /// moved to the device as they are, and the logits copied back into new vectors.
-    pub(crate) fn forward_unpacked(
-        &self,
-        inputs: &[f32],
-        n: usize,
-    ) -> Result<(Vec<f32>, Vec<f32>), TrainError> {
-        let r = &self.replica;
-        let _guard = tch::no_grad_guard();
-        let x = Tensor::f_from_slice(inputs)?
-            .f_view([
-                n as i64,
-                r.planes as i64,
-                BOARD_RANKS as i64,
-                BOARD_FILES as i64,
-            ])?
-            .f_to_device(r.device)?;
-        let (p, v) = r.net.forward(&x, false, r.kind)?;
-        let host = |t: Tensor| -> Result<Vec<f32>, TrainError> {
-            Ok(Vec::<f32>::try_from(
-                &t.f_to_device(Device::Cpu)?
-                    .f_to_kind(Kind::Float)?
-                    .f_reshape([-1])?,
-            )?)
-        };
-        Ok((host(p)?, host(v)?))
-    }
-
     /// Evaluates the `n` positions of `parts` into `self.held`. With several copies of
     /// the network the positions are cut into consecutive parts of equal size (the last
     /// may be smaller), one a copy, and the outputs joined in order.
@@ -934,17 +1008,17 @@ mod tests {
                     Tensor::rand(&size, (Kind::Float, Device::Cpu)) * (hi - lo) + lo
                 };
                 let normal = |sd: f64| Tensor::randn(&size, (Kind::Float, Device::Cpu)) * sd;
-                let value = if name.ends_with("running_var")
-                    || (is_batch_norm(name) && name.ends_with(".weight"))
-                {
-                    uniform(0.5, 1.5)
-                } else if name.ends_with("running_mean") || name.ends_with(".bias") {
-                    normal(0.1)
-                } else if name.contains("gpool") {
-                    normal(0.05)
-                } else {
-                    continue;
-                };
+                let batch_norm = name.split('.').any(|p| p.starts_with("bn"));
+                let value =
+                    if name.ends_with("running_var") || (batch_norm && name.ends_with(".weight")) {
+                        uniform(0.5, 1.5)
+                    } else if name.ends_with("running_mean") || name.ends_with(".bias") {
+                        normal(0.1)
+                    } else if name.contains("gpool") {
+                        normal(0.05)
+                    } else {
+                        continue;
+                    };
                 t.copy_(&value);
             }
         });
@@ -1119,24 +1193,6 @@ mod tests {
             TorchBackend.inference(&options(Precision::Bf16)),
             Some(Inference::TORCH_BF16)
         );
-    }
-
-    #[test]
-    fn only_batch_norm_variables_are_batch_norm() {
-        for name in [
-            "stem.bn.weight",
-            "blocks.3.bn2.running_var",
-            "value.bn.bias",
-        ] {
-            assert!(is_batch_norm(name), "{name}");
-        }
-        for name in [
-            "stem.conv.weight",
-            "blocks.2.gpool.bias",
-            "value.fc1.weight",
-        ] {
-            assert!(!is_batch_norm(name), "{name}");
-        }
     }
 
     /// The GPU's input expansion, run on the CPU: bit for bit the host's.

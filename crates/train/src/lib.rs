@@ -15,6 +15,7 @@ pub mod batch;
 pub mod bench;
 pub mod checkpoint;
 pub mod config;
+pub mod cuda;
 pub mod ema;
 pub mod error;
 pub mod evaluator;

@@ -272,19 +272,7 @@ impl Net {
         train: bool,
         kind: Kind,
     ) -> Result<(Tensor, Tensor), TchError> {
-        let n = x.size().first().copied().unwrap_or(0);
-        let expected = [
-            n,
-            self.config.input_planes() as i64,
-            BOARD_RANKS as i64,
-            BOARD_FILES as i64,
-        ];
-        if x.size() != expected {
-            return Err(TchError::Shape(format!(
-                "network input must be {expected:?}, got {:?}",
-                x.size()
-            )));
-        }
+        let n = check_input(x, &self.config)?;
         let x = cast(x, kind)?;
         let mut h = self
             .stem_bn
@@ -308,6 +296,235 @@ impl Net {
         let value = self.value_fc2.forward(&v, kind)?.f_to_kind(Kind::Float)?;
         Ok((policy, value))
     }
+
+    /// This network (its current weights and batch-norm statistics) prepared for
+    /// inference in `kind` and `layout` ([`InferenceNet`]). Folding is done in f32
+    /// whatever the weights' kind, then cast, so an f16 or bf16 network rounds once.
+    pub fn fold(&self, kind: Kind, layout: Layout) -> Result<InferenceNet, TchError> {
+        let _guard = tch::no_grad_guard();
+        let conv = |c: &Conv, bn: Option<&BatchNorm>| FoldedConv::new(c, bn, kind, layout);
+        let blocks = self
+            .blocks
+            .iter()
+            .map(|b| {
+                Ok(FoldedBlock {
+                    conv1: conv(&b.conv1, Some(&b.bn1))?,
+                    gpool: b
+                        .gpool
+                        .as_ref()
+                        .map(|l| KindLinear::new(l, kind))
+                        .transpose()?,
+                    conv2: conv(&b.conv2, Some(&b.bn2))?,
+                })
+            })
+            .collect::<Result<Vec<_>, TchError>>()?;
+        Ok(InferenceNet {
+            config: self.config.clone(),
+            kind,
+            layout,
+            stem: conv(&self.stem, Some(&self.stem_bn))?,
+            blocks,
+            policy_conv: conv(&self.policy_conv, Some(&self.policy_bn))?,
+            policy_out: conv(&self.policy_out, None)?,
+            gather: self.gather.shallow_clone(),
+            value_conv: conv(&self.value_conv, Some(&self.value_bn))?,
+            value_fc1: KindLinear::new(&self.value_fc1, kind)?,
+            value_fc2: KindLinear::new(&self.value_fc2, kind)?,
+        })
+    }
+}
+
+/// How an [`InferenceNet`] lays out its activations in memory. The shape is
+/// `N × C × 10 × 9` either way; channels-last stores each point's channels together
+/// (NHWC strides), which tensor cores and oneDNN's bf16 kernels prefer. tch has no
+/// memory-format API, so the layout is made by permuting to NHWC, making that
+/// contiguous and permuting back: libtorch reads a layout off the strides.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Layout {
+    /// `N × C × H × W` contiguous (libtorch's default).
+    Nchw,
+    /// `N × H × W × C` in memory.
+    ChannelsLast,
+}
+
+impl Layout {
+    /// `t` (4-D) in this layout; a view when it already is.
+    fn apply(self, t: &Tensor) -> Result<Tensor, TchError> {
+        match self {
+            Layout::Nchw => t.f_contiguous(),
+            Layout::ChannelsLast => t
+                .f_permute([0, 2, 3, 1])?
+                .f_contiguous()?
+                .f_permute([0, 3, 1, 2]),
+        }
+    }
+}
+
+/// A convolution with the batch norm after it folded in, `bn(conv(x)) = conv'(x) + b'`
+/// (scale `γ / √(σ² + ε)` on each output channel's weights, shift `β − μ·scale`), its
+/// weights in the compute kind and layout.
+#[derive(Debug)]
+struct FoldedConv {
+    w: Tensor,
+    b: Tensor,
+    padding: i64,
+}
+
+impl FoldedConv {
+    fn new(
+        conv: &Conv,
+        bn: Option<&BatchNorm>,
+        kind: Kind,
+        layout: Layout,
+    ) -> Result<FoldedConv, TchError> {
+        let w = conv.w.f_to_kind(Kind::Float)?;
+        let cout = w.size()[0];
+        let b = match &conv.b {
+            Some(b) => b.f_to_kind(Kind::Float)?,
+            None => Tensor::f_zeros([cout], (Kind::Float, w.device()))?,
+        };
+        let (w, b) = match bn {
+            Some(bn) => {
+                let f = |t: &Tensor| t.f_to_kind(Kind::Float);
+                let scale = f(&bn.w)?.f_div(&f(&bn.var)?.f_add_scalar(BN_EPS)?.f_sqrt()?)?;
+                let w = w.f_mul(&scale.f_view([cout, 1, 1, 1])?)?;
+                let b = b.f_sub(&f(&bn.mean)?)?.f_mul(&scale)?.f_add(&f(&bn.b)?)?;
+                (w, b)
+            }
+            None => (w, b),
+        };
+        Ok(FoldedConv {
+            w: layout.apply(&own(&w, kind)?)?,
+            b: own(&b, kind)?,
+            padding: conv.padding,
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor, TchError> {
+        x.f_conv2d(
+            &self.w,
+            Some(&self.b),
+            [1, 1],
+            [self.padding, self.padding],
+            [1, 1],
+            1,
+        )
+    }
+}
+
+/// A copy of `t` in `kind` that shares no storage with it (a cast to the kind a tensor
+/// already has would return the tensor itself).
+fn own(t: &Tensor, kind: Kind) -> Result<Tensor, TchError> {
+    t.f_to_kind(kind)?.f_detach_copy()
+}
+
+/// A linear layer's weights in the compute kind.
+#[derive(Debug)]
+struct KindLinear {
+    w: Tensor,
+    b: Tensor,
+}
+
+impl KindLinear {
+    fn new(l: &Linear, kind: Kind) -> Result<KindLinear, TchError> {
+        Ok(KindLinear {
+            w: own(&l.w, kind)?,
+            b: own(&l.b, kind)?,
+        })
+    }
+
+    fn forward(&self, x: &Tensor) -> Result<Tensor, TchError> {
+        x.f_linear(&self.w, Some(&self.b))
+    }
+}
+
+#[derive(Debug)]
+struct FoldedBlock {
+    conv1: FoldedConv,
+    gpool: Option<KindLinear>,
+    conv2: FoldedConv,
+}
+
+/// The network prepared for inference ([`Net::fold`]): every batch norm folded into the
+/// convolution before it, every weight already in the compute kind, the activations in
+/// a chosen [`Layout`]. A forward pass is then a convolution (bias fused), a ReLU and,
+/// in each block, an addition: about 40% fewer operations than [`Net::forward`] in
+/// inference mode, and no per-call casts of the weights. Its tensors are its own
+/// copies, so it outlives the `VarStore` it was folded from.
+#[derive(Debug)]
+pub struct InferenceNet {
+    config: NetConfig,
+    kind: Kind,
+    layout: Layout,
+    stem: FoldedConv,
+    blocks: Vec<FoldedBlock>,
+    policy_conv: FoldedConv,
+    policy_out: FoldedConv,
+    gather: Tensor,
+    value_conv: FoldedConv,
+    value_fc1: KindLinear,
+    value_fc2: KindLinear,
+}
+
+impl InferenceNet {
+    /// The architecture this network was built with.
+    pub fn config(&self) -> &NetConfig {
+        &self.config
+    }
+
+    /// The kind it computes in.
+    pub fn kind(&self) -> Kind {
+        self.kind
+    }
+
+    /// The layout of its activations.
+    pub fn layout(&self) -> Layout {
+        self.layout
+    }
+
+    /// Forward pass, as [`Net::forward`] in inference mode: `x` is
+    /// `N × planes × 10 × 9` in any float kind and layout; returns `(policy logits
+    /// N×2086, value logits N×3)`, both f32.
+    pub fn forward(&self, x: &Tensor) -> Result<(Tensor, Tensor), TchError> {
+        let n = check_input(x, &self.config)?;
+        let x = self.layout.apply(&cast(x, self.kind)?)?;
+        let mut h = self.stem.forward(&x)?.f_relu()?;
+        for block in &self.blocks {
+            let mut y = block.conv1.forward(&h)?.f_relu()?;
+            if let Some(fc) = &block.gpool {
+                let bias = fc.forward(&global_pool(&y)?)?;
+                let c = bias.size()[1];
+                y = y.f_add(&bias.f_view([n, c, 1, 1])?)?;
+            }
+            h = h.f_add(&block.conv2.forward(&y)?)?.f_relu()?;
+        }
+        let p = self.policy_conv.forward(&h)?.f_relu()?;
+        // `reshape`: a view in NCHW, a copy of the small logit map in channels-last.
+        let p = self.policy_out.forward(&p)?.f_reshape([n, -1])?;
+        let policy = p.f_index_select(1, &self.gather)?.f_to_kind(Kind::Float)?;
+        let v = self.value_conv.forward(&h)?.f_relu()?.f_reshape([n, -1])?;
+        let v = self.value_fc1.forward(&v)?.f_relu()?;
+        let value = self.value_fc2.forward(&v)?.f_to_kind(Kind::Float)?;
+        Ok((policy, value))
+    }
+}
+
+/// The batch size of `x`, after checking it is `N × planes × 10 × 9` for `config`.
+fn check_input(x: &Tensor, config: &NetConfig) -> Result<i64, TchError> {
+    let n = x.size().first().copied().unwrap_or(0);
+    let expected = [
+        n,
+        config.input_planes() as i64,
+        BOARD_RANKS as i64,
+        BOARD_FILES as i64,
+    ];
+    if x.size() != expected {
+        return Err(TchError::Shape(format!(
+            "network input must be {expected:?}, got {:?}",
+            x.size()
+        )));
+    }
+    Ok(n)
 }
 
 #[cfg(test)]
@@ -351,5 +568,90 @@ mod tests {
         assert!(net.forward(&bad, false, Kind::Float).is_err());
         let (p16, _) = net.forward(&x, false, Kind::BFloat16).unwrap();
         assert_eq!(p16.kind(), Kind::Float);
+    }
+
+    /// A network of `cfg` with every batch norm's scale, shift and statistics random
+    /// (a fresh network's identity batch norms would hide a wrong fold), and inputs of
+    /// random 0/1 planes.
+    fn random_net(cfg: &NetConfig, seed: i64) -> (nn::VarStore, Net, Tensor) {
+        tch::manual_seed(seed);
+        let vs = nn::VarStore::new(Device::Cpu);
+        let net = Net::new(&vs.root(), cfg).unwrap();
+        tch::no_grad(|| {
+            for (name, mut t) in vs.variables() {
+                let size = t.size();
+                let uniform = |lo: f64, hi: f64| {
+                    Tensor::rand(&size, (Kind::Float, Device::Cpu)) * (hi - lo) + lo
+                };
+                if name.ends_with("running_var") || name.contains("bn") && name.ends_with("weight")
+                {
+                    t.copy_(&uniform(0.5, 1.5));
+                } else if name.ends_with("running_mean") || name.ends_with("bias") {
+                    t.copy_(&uniform(-0.2, 0.2));
+                }
+            }
+        });
+        let x = Tensor::rand(
+            [7, cfg.input_planes() as i64, 10, 9],
+            (Kind::Float, Device::Cpu),
+        )
+        .ge(0.8)
+        .to_kind(Kind::Float);
+        (vs, net, x)
+    }
+
+    fn max_abs_diff(a: &Tensor, b: &Tensor) -> f64 {
+        (a - b).abs().max().double_value(&[])
+    }
+
+    #[test]
+    fn a_folded_network_computes_what_the_network_does_in_inference_mode() {
+        let cfg = NetConfig {
+            blocks: 3,
+            channels: 16,
+            history: 2,
+            value_channels: 2,
+            value_hidden: 8,
+            global_pool: true,
+        };
+        let (_vs, net, x) = random_net(&cfg, 11);
+        let (p, v) = tch::no_grad(|| net.forward(&x, false, Kind::Float)).unwrap();
+        let scale = 1.0 + p.abs().max().double_value(&[]);
+        for layout in [Layout::Nchw, Layout::ChannelsLast] {
+            let folded = net.fold(Kind::Float, layout).unwrap();
+            let (fp, fv) = tch::no_grad(|| folded.forward(&x)).unwrap();
+            assert_eq!(fp.size(), p.size());
+            assert!(max_abs_diff(&fp, &p) < 1e-4 * scale, "{layout:?} policy");
+            assert!(max_abs_diff(&fv, &v) < 1e-4 * scale, "{layout:?} value");
+        }
+        let folded = net.fold(Kind::BFloat16, Layout::ChannelsLast).unwrap();
+        let (bp, bv) = tch::no_grad(|| folded.forward(&x)).unwrap();
+        assert_eq!(bp.kind(), Kind::Float);
+        assert!(max_abs_diff(&bp, &p) < 0.03 * scale, "bf16 policy");
+        assert!(max_abs_diff(&bv, &v) < 0.03 * scale, "bf16 value");
+    }
+
+    #[test]
+    fn a_folded_network_keeps_its_weights_when_the_network_changes() {
+        let cfg = NetConfig {
+            blocks: 1,
+            channels: 8,
+            history: 1,
+            value_channels: 2,
+            value_hidden: 4,
+            global_pool: false,
+        };
+        let (vs, net, x) = random_net(&cfg, 12);
+        let folded = net.fold(Kind::Float, Layout::Nchw).unwrap();
+        let (before, _) = tch::no_grad(|| folded.forward(&x)).unwrap();
+        tch::no_grad(|| {
+            for (_, mut t) in vs.variables() {
+                let _ = t.fill_(0.5);
+            }
+        });
+        let (after, _) = tch::no_grad(|| folded.forward(&x)).unwrap();
+        assert_eq!(max_abs_diff(&before, &after), 0.0);
+        let bad = Tensor::zeros([2, 7, 10, 9], (Kind::Float, Device::Cpu));
+        assert!(folded.forward(&bad).is_err());
     }
 }

@@ -10,6 +10,7 @@ use xq_nn::checkpoint::CheckpointError;
 use xq_nn::encode::{PackedPlane, encode_into, encode_packed_into};
 use xq_nn::policy::{POLICY_SIZE, policy_index};
 use xq_nn::{EvalInput, Evaluator};
+use xq_train::net::Layout;
 use xq_train::{
     DeviceChoice, EvaluatorOptions, LossWeights, NetConfig, OptimizerConfig, OwnedBatch,
     TorchEvaluator, TrainConfig, TrainError, Trainer, WeightsChoice,
@@ -247,7 +248,18 @@ fn checkpoint_round_trip_gives_identical_outputs() {
         (WeightsChoice::Ema, t.ema_net()),
         (WeightsChoice::Live, t.net()),
     ] {
-        let (p, v) = tch::no_grad(|| net.forward(&input, false, Kind::Float)).unwrap();
+        // The evaluator runs the network folded for inference: exactly that, and within
+        // float rounding of the network as trained.
+        let (p, v) = tch::no_grad(|| {
+            net.fold(Kind::Float, Layout::ChannelsLast)
+                .unwrap()
+                .forward(&input)
+        })
+        .unwrap();
+        let (pt, vt) = tch::no_grad(|| net.forward(&input, false, Kind::Float)).unwrap();
+        let scale = 1.0 + pt.abs().max().double_value(&[]);
+        assert!((&p - &pt).abs().max().double_value(&[]) < 1e-5 * scale);
+        assert!((&v - &vt).abs().max().double_value(&[]) < 1e-5 * scale);
         let mut ev = TorchEvaluator::load(
             &dir,
             EvaluatorOptions {

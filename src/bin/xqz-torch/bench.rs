@@ -577,11 +577,11 @@ fn bench_train(a: &TrainBenchArgs) -> Result<()> {
             let stages =
                 xq_train::bench::evaluator_stages(&net, options, &a.eval_batches, a.eval_seconds)?;
             println!(
-                "stages ({inference}), ms per call: batch | encode | copy in | forward | copy out | gather | packed pos/s | unpacked pos/s | packed/unpacked"
+                "stages ({inference}), ms per call: batch | encode | copy in | forward | copy out | gather | packed pos/s | unpacked pos/s | packed/unpacked | logit diff"
             );
             for r in stages {
                 println!(
-                    "stages: {:>5} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} | {:.0} | {:.2}x",
+                    "stages: {:>5} | {:.3} | {:.3} | {:.3} | {:.3} | {:.3} | {:.0} | {:.0} | {:.2}x | {:.1e}",
                     r.batch_size,
                     r.encode_ms,
                     r.copy_in_ms,
@@ -590,7 +590,8 @@ fn bench_train(a: &TrainBenchArgs) -> Result<()> {
                     r.gather_ms,
                     r.positions_per_sec,
                     r.unpacked_positions_per_sec,
-                    r.positions_per_sec / r.unpacked_positions_per_sec
+                    r.positions_per_sec / r.unpacked_positions_per_sec,
+                    r.logit_diff
                 );
             }
         }
