@@ -337,7 +337,7 @@ pub fn evaluator_throughput(
 /// Where a torch evaluator's call goes, at one batch size (milliseconds per call, means
 /// over the timed calls; the device is synchronised after each stage, so the stages add
 /// up to a little more than an unsynchronised call).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct EvalStages {
     pub batch_size: usize,
     pub calls: usize,
@@ -360,6 +360,9 @@ pub struct EvalStages {
     /// The largest difference between the two paths' logits on the batch, over
     /// `1 + max |logit|` (f32 on the CPU: about 1e-6; f16 and bf16: up to about 1e-2).
     pub logit_diff: f64,
+    /// Why the packed path's calls ran eagerly ([`TorchEvaluator::eager_reason`]);
+    /// `None` when they replayed captured CUDA graphs.
+    pub eager: Option<String>,
 }
 
 /// [`EvalStages`] of a [`TorchEvaluator`] (randomly initialised `net`, one copy, loaded
@@ -470,6 +473,7 @@ pub fn evaluator_stages(
                 positions_per_sec: (calls * n) as f64 / total,
                 unpacked_positions_per_sec: (unpacked_calls * n) as f64 / unpacked_secs,
                 logit_diff: f64::from(diff / scale),
+                eager: ev.eager_reason().map(str::to_string),
             });
         }
         Ok(out)

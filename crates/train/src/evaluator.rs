@@ -484,7 +484,7 @@ impl Replica {
     /// Whether batches padded to `rows` replay a captured graph, capturing it on first
     /// use (after two eager calls on the same shape, so that cuDNN's autotuning happens
     /// outside the capture); false when this copy runs eagerly. A capture that fails
-    /// switches the copy to eager calls for good, with one line on standard error.
+    /// switches the copy to eager calls for good ([`TorchEvaluator::eager_reason`] says why).
     fn graphed(&mut self, rows: usize) -> bool {
         if self.eager.is_some() {
             return false;
@@ -495,7 +495,6 @@ impl Replica {
                     self.graphs.insert(rows, slot);
                 }
                 Err(e) => {
-                    eprintln!("xq-train: CUDA graphs off, calls run eagerly: {e}");
                     self.graphs.clear();
                     self.eager = Some(e.to_string());
                     return false;
@@ -736,6 +735,13 @@ impl TorchEvaluator {
     /// Copies of the network that evaluate a batch's parts at once (1: no split).
     pub fn workers(&self) -> usize {
         self.workers.len() + 1
+    }
+
+    /// Why the first copy's calls run eagerly rather than replaying captured CUDA graphs
+    /// (on the CPU: "not on a GPU"); `None` while it replays them. A capture is tried at
+    /// each padded batch size's first call, so this can change after a call.
+    pub fn eager_reason(&self) -> Option<&str> {
+        self.replica.eager.as_deref()
     }
 
     /// Raw network outputs for `n` packed positions (`n × planes` [`PackedPlane`]s):

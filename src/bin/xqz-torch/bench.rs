@@ -593,6 +593,10 @@ fn bench_train(a: &TrainBenchArgs) -> Result<()> {
                     r.positions_per_sec / r.unpacked_positions_per_sec,
                     r.logit_diff
                 );
+                match &r.eager {
+                    None => println!("stages: {:>5} | CUDA graphs replayed", r.batch_size),
+                    Some(why) => println!("stages: {:>5} | calls ran eagerly: {why}", r.batch_size),
+                }
             }
         }
     }
