@@ -12,8 +12,9 @@
 //! network of each shape, with each batch size and thread count, loads it as every
 //! candidate — native f32, libtorch f32 and, where the CPU has AVX512-BF16 or AMX-BF16
 //! ([`xq_nn::cpu_has_bf16`]) and `XQZ_PRECISION` allows it, libtorch bf16 — times a
-//! few calls of each on a fixed batch built from the start position after one warm-up
-//! call ([`measure`]), and keeps the fastest ([`xq_nn::choose_fastest`], a near tie
+//! few calls of each on fixed batches built from the start position, full, half and
+//! quarter full (self-play's batches run short), after warm-up calls ([`measure`]),
+//! and keeps the fastest ([`xq_nn::choose_fastest`], a near tie
 //! keeping native, then f32). The decision is cached for the process, so later loads
 //! (each newly accepted network) cost nothing more; [`ProcessBackend::decisions`] lists
 //! the decisions and their measurements, and [`xq_nn::NetworkBackend::inference`] names
@@ -157,7 +158,7 @@ pub struct Decision {
 }
 
 impl std::fmt::Display for Decision {
-    /// `torch-bf16 for 3x32 at batch 24 (2 copies of 1 thread): native-f32 2337,
+    /// `torch-bf16 for 3x32 at batches 24/12/6 (2 copies of 1 thread): native-f32 2337,
     /// torch-f32 3170, torch-bf16 3809 positions/s`.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let rates: Vec<String> = self
@@ -172,11 +173,15 @@ impl std::fmt::Display for Decision {
         };
         write!(
             f,
-            "{} for {}x{} at batch {} ({} copies of {threads}): {} positions/s",
+            "{} for {}x{} at batches {} ({} copies of {threads}): {} positions/s",
             self.chosen,
             self.net.blocks,
             self.net.channels,
-            self.batch,
+            measured_sizes(self.batch)
+                .iter()
+                .map(usize::to_string)
+                .collect::<Vec<_>>()
+                .join("/"),
             self.workers.max(1),
             rates.join(", ")
         )
@@ -363,8 +368,21 @@ fn start_batch(batch: usize) -> Vec<(Vec<Position>, Vec<Move>)> {
         .collect()
 }
 
-/// A loaded candidate and how long its timed calls took.
-type Candidate = (Inference, Box<dyn Evaluator>, Vec<f64>);
+/// The batch sizes the automatic choice times for a caller's `batch`: the full batch,
+/// a half and a quarter (each once; `[1]` for 1). Self-play's calls are not all full: a
+/// sync-mode generation ends with its last games alone, and the README job's calls held
+/// 11.5-12.8 positions on average at a batch of 24, where a backend with a high fixed
+/// cost a call loses (docs/BENCHMARKS.md, "Batch norm folded at load and
+/// channels-last").
+fn measured_sizes(batch: usize) -> Vec<usize> {
+    let mut sizes = vec![batch, batch.div_ceil(2), batch.div_ceil(4)];
+    sizes.dedup();
+    sizes
+}
+
+/// A loaded candidate and how long its timed calls took, for each of the
+/// [`measured_sizes`].
+type Candidate = (Inference, Box<dyn Evaluator>, Vec<Vec<f64>>);
 
 /// What [`measure`] found: the chosen candidate, loaded, and every candidate's speed.
 pub struct Measurement {
@@ -382,11 +400,14 @@ impl std::fmt::Debug for Measurement {
     }
 }
 
-/// Loads `path` as each of `candidates`, warms each up with one call, then times calls
-/// of all of them in turn (so that a change of the machine's load falls on all alike)
-/// on a [`start_batch`] of `batch`, for at least [`MIN_ROUNDS`] and at most
-/// [`MAX_ROUNDS`] rounds, stopping once [`MEASURE_BUDGET`] is spent. Returns the chosen
-/// candidate loaded, and what each measured (0 for one that failed to load or run).
+/// Loads `path` as each of `candidates`, warms each up with one call of each of the
+/// [`measured_sizes`], then times calls of all of them in turn (so that a change of the
+/// machine's load falls on all alike), one of each size a round, on a [`start_batch`] of
+/// `batch` and its first half and quarter, for at least [`MIN_ROUNDS`] and at most
+/// [`MAX_ROUNDS`] rounds, stopping once [`MEASURE_BUDGET`] is spent. A candidate's
+/// speed is the positions of one call of each size over the sum of their median times.
+/// Returns the chosen candidate loaded, and what each measured (0 for one that failed
+/// to load or run).
 ///
 /// # Errors
 /// When no candidate could be loaded and run: the first one's error.
@@ -401,13 +422,15 @@ pub fn measure(
         .iter()
         .map(|(history, moves)| EvalInput { history, moves })
         .collect();
+    let sizes = measured_sizes(inputs.len());
     let mut first_error = None;
     let mut loaded: Vec<Candidate> = Vec::new();
     for &inference in candidates {
         let warm = load_as(path, options, inference).and_then(|mut ev| {
-            ev.evaluate(&inputs)
-                .map_err(LoadError::new)
-                .map(|_| (inference, ev, Vec::new()))
+            for &n in &sizes {
+                ev.evaluate(&inputs[..n]).map_err(LoadError::new)?;
+            }
+            Ok((inference, ev, vec![Vec::new(); sizes.len()]))
         });
         match warm {
             Ok(c) => loaded.push(c),
@@ -422,12 +445,17 @@ pub fn measure(
             break;
         }
         loaded.retain_mut(|(_, ev, times)| {
-            let t = Instant::now();
-            let ok = ev.evaluate(&inputs).is_ok();
-            times.push(t.elapsed().as_secs_f64());
-            ok
+            sizes.iter().zip(times.iter_mut()).all(|(&n, times)| {
+                let t = Instant::now();
+                let ok = ev.evaluate(&inputs[..n]).is_ok();
+                times.push(t.elapsed().as_secs_f64());
+                ok
+            })
         });
     }
+    // Positions over time with one call of each size: the rate of a stream of calls
+    // that is a third full, a third half full and a third a quarter full.
+    let positions: usize = sizes.iter().sum();
     let measured: Vec<Measured> = candidates
         .iter()
         .map(|&inference| Measured {
@@ -435,7 +463,9 @@ pub fn measure(
             positions_per_second: loaded
                 .iter()
                 .find(|(i, _, _)| *i == inference)
-                .map_or(0.0, |(_, _, times)| inputs.len() as f64 / median(times)),
+                .map_or(0.0, |(_, _, times)| {
+                    positions as f64 / times.iter().map(|t| median(t)).sum::<f64>()
+                }),
         })
         .collect();
     let chosen = xq_nn::choose_fastest(&measured, CHOICE_MARGIN);
@@ -645,6 +675,14 @@ mod tests {
         };
         assert_eq!(measure_batch(&opts(0)), DEFAULT_MEASURE_BATCH);
         assert_eq!(measure_batch(&opts(24)), 24);
+    }
+
+    #[test]
+    fn the_choice_times_full_half_and_quarter_batches() {
+        assert_eq!(measured_sizes(24), [24, 12, 6]);
+        assert_eq!(measured_sizes(5), [5, 3, 2]);
+        assert_eq!(measured_sizes(2), [2, 1]);
+        assert_eq!(measured_sizes(1), [1]);
     }
 
     #[test]
