@@ -16,7 +16,7 @@ use std::time::Instant;
 use tch::nn::VarStore;
 use tch::{Device, Kind, Tensor};
 use xq_train::NetConfig;
-use xq_train::net::{Layout, Net};
+use xq_train::net::{Layout, Net, randomise_for_comparison};
 
 const ROUNDS: usize = 3;
 
@@ -29,17 +29,7 @@ fn net(blocks: usize, channels: usize) -> (VarStore, Net, NetConfig) {
     tch::manual_seed(1);
     let vs = VarStore::new(Device::Cpu);
     let net = Net::new(&vs.root(), &cfg).expect("network");
-    tch::no_grad(|| {
-        for (name, mut t) in vs.variables() {
-            let size = t.size();
-            let r = || Tensor::rand(&size, (Kind::Float, Device::Cpu));
-            if name.ends_with("running_var") || (name.contains("bn") && name.ends_with("weight")) {
-                t.copy_(&(r() + 0.5));
-            } else if name.ends_with("running_mean") || name.ends_with("bias") {
-                t.copy_(&((r() - 0.5) * 0.4));
-            }
-        }
-    });
+    randomise_for_comparison(&vs).expect("random statistics");
     (vs, net, cfg)
 }
 

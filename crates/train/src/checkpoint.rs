@@ -16,14 +16,16 @@
 
 use std::collections::HashMap;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use tch::Tensor;
+use tch::nn::VarStore;
+use tch::{Device, Tensor};
 pub use xq_nn::checkpoint::{
-    FORMAT, FORMAT_VERSION, OptimizerState, Sidecar, list_checkpoints, resolve, stem,
+    FORMAT, FORMAT_VERSION, NetConfig, OptimizerState, Sidecar, list_checkpoints, resolve, stem,
 };
 
 use crate::error::TrainError;
+use crate::net::{Net, randomise_for_comparison};
 
 /// Writes `sidecar` to `path` atomically (see [`write_atomic`]).
 pub fn write_sidecar(sidecar: &Sidecar, path: &Path) -> Result<(), TrainError> {
@@ -79,6 +81,30 @@ pub fn write_tensors(path: &Path, tensors: &[(String, Tensor)]) -> Result<(), Tr
             e => e.into(),
         })
     })
+}
+
+/// Writes a checkpoint of `cfg` into `dir` (created if need be): a network initialised
+/// from `seed` and then [`randomise_for_comparison`]-ed, as both its weights and its
+/// EMA, at step 1. Returns the sidecar's path. For tests and benchmarks that compare
+/// evaluators on one network.
+pub fn write_random(dir: &Path, cfg: &NetConfig, seed: i64) -> Result<PathBuf, TrainError> {
+    fs::create_dir_all(dir).map_err(|e| TrainError::io(dir, e))?;
+    let vs = VarStore::new(Device::Cpu);
+    {
+        let _guard = crate::net::init_lock();
+        tch::manual_seed(seed);
+        Net::new(&vs.root(), cfg)?;
+    }
+    randomise_for_comparison(&vs)?;
+    let mut vars: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
+    vars.sort_by(|a, b| a.0.cmp(&b.0));
+    write_tensors(&dir.join("net.safetensors"), &vars)?;
+    let mut sc = Sidecar::new(cfg.clone(), 1, 0, seed as u64);
+    sc.weights = "net.safetensors".into();
+    sc.ema = "net.safetensors".into();
+    let path = dir.join("ckpt-0000000001.json");
+    write_sidecar(&sc, &path)?;
+    Ok(path)
 }
 
 /// Reads a safetensors file into CPU tensors by name.

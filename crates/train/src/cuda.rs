@@ -97,14 +97,7 @@ impl Stream {
     /// A stream of libtorch's pool on `device` (a CUDA device index).
     pub fn new(device: usize) -> Result<Stream, TrainError> {
         #[cfg(xq_cuda_shim)]
-        {
-            let mut raw = std::ptr::null_mut();
-            // SAFETY: `raw` is written only on success.
-            call("stream", unsafe {
-                ffi::xq_cuda_stream_new(device as i32, &mut raw)
-            })?;
-            Ok(Stream { raw, device })
-        }
+        return Stream::from_shim("stream", ffi::xq_cuda_stream_new, device);
         #[cfg(not(xq_cuda_shim))]
         {
             let _ = device;
@@ -115,19 +108,29 @@ impl Stream {
     /// The calling thread's current stream on `device`.
     fn current(device: usize) -> Result<Stream, TrainError> {
         #[cfg(xq_cuda_shim)]
-        {
-            let mut raw = std::ptr::null_mut();
-            // SAFETY: `raw` is written only on success.
-            call("current stream", unsafe {
-                ffi::xq_cuda_stream_current(device as i32, &mut raw)
-            })?;
-            Ok(Stream { raw, device })
-        }
+        return Stream::from_shim("current stream", ffi::xq_cuda_stream_current, device);
         #[cfg(not(xq_cuda_shim))]
         {
             let _ = device;
             Err(not_built())
         }
+    }
+
+    /// The stream one of the shim's stream functions makes for `device`.
+    #[cfg(xq_cuda_shim)]
+    fn from_shim(
+        what: &str,
+        make: unsafe extern "C" fn(
+            std::ffi::c_int,
+            *mut *mut std::ffi::c_void,
+        ) -> *mut std::ffi::c_char,
+        device: usize,
+    ) -> Result<Stream, TrainError> {
+        let mut raw = std::ptr::null_mut();
+        // SAFETY: `make` is one of the shim's stream functions; it writes `raw` only on
+        // success.
+        call(what, unsafe { make(device as i32, &mut raw) })?;
+        Ok(Stream { raw, device })
     }
 
     /// The device it belongs to.

@@ -985,55 +985,13 @@ mod tests {
 
     use std::path::Path;
 
-    use tch::nn::VarStore;
     use tch::{Device, Kind, Tensor};
     use xq_core::Position;
     use xq_nn::{EvalInput, Evaluator, Inference, NetworkBackend, Precision};
 
     use super::*;
-    use crate::checkpoint::{write_sidecar, write_tensors};
+    use crate::checkpoint::write_random;
     use crate::config::NetConfig;
-
-    /// Writes a network of `cfg` with every parameter random (batch-norm statistics
-    /// included: a fresh network's identity batch norms and zeroed residual branches
-    /// would hide a wrong conversion) as a checkpoint in `dir`.
-    fn random_checkpoint(dir: &Path, cfg: &NetConfig, seed: i64) {
-        std::fs::create_dir_all(dir).unwrap();
-        let vs = VarStore::new(Device::Cpu);
-        let _net = {
-            let _guard = crate::net::init_lock();
-            tch::manual_seed(seed);
-            Net::new(&vs.root(), cfg).unwrap()
-        };
-        let mut vars: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
-        vars.sort_by(|a, b| a.0.cmp(&b.0));
-        tch::no_grad(|| {
-            for (name, t) in &mut vars {
-                let size = t.size();
-                let uniform = |lo: f64, hi: f64| {
-                    Tensor::rand(&size, (Kind::Float, Device::Cpu)) * (hi - lo) + lo
-                };
-                let normal = |sd: f64| Tensor::randn(&size, (Kind::Float, Device::Cpu)) * sd;
-                let batch_norm = name.split('.').any(|p| p.starts_with("bn"));
-                let value =
-                    if name.ends_with("running_var") || (batch_norm && name.ends_with(".weight")) {
-                        uniform(0.5, 1.5)
-                    } else if name.ends_with("running_mean") || name.ends_with(".bias") {
-                        normal(0.1)
-                    } else if name.contains("gpool") {
-                        normal(0.05)
-                    } else {
-                        continue;
-                    };
-                t.copy_(&value);
-            }
-        });
-        write_tensors(&dir.join("net.safetensors"), &vars).unwrap();
-        let mut sc = Sidecar::new(cfg.clone(), 1, 0, seed as u64);
-        sc.weights = "net.safetensors".into();
-        sc.ema = "net.safetensors".into();
-        write_sidecar(&sc, &dir.join("ckpt-0000000001.json")).unwrap();
-    }
 
     /// Positions of seeded random games, each with its history.
     fn histories(count: usize, seed: u64) -> Vec<Vec<Position>> {
@@ -1121,7 +1079,7 @@ mod tests {
             .collect();
         for (i, (label, cfg)) in nets.iter().enumerate() {
             let dir = root.join(format!("net{i}"));
-            random_checkpoint(&dir, cfg, 40 + i as i64);
+            write_random(&dir, cfg, 40 + i as i64).unwrap();
             let mut f32 = load(&dir, Precision::F32, 1);
             // Two copies: the bf16 conversion happens in every copy of the network.
             let mut bf16 = load(&dir, Precision::Bf16, 2);
@@ -1241,7 +1199,7 @@ mod tests {
             history: 2,
             ..NetConfig::small()
         };
-        random_checkpoint(&root, &cfg, 9);
+        write_random(&root, &cfg, 9).unwrap();
         let encoder = cfg.encoder();
         let games = histories(7, 2);
         let mut packed = vec![PackedPlane::ZERO; games.len() * encoder.planes()];

@@ -527,6 +527,41 @@ fn check_input(x: &Tensor, config: &NetConfig) -> Result<i64, TchError> {
     Ok(n)
 }
 
+/// Redraws, from torch's RNG and in the order of the variables' names, every batch
+/// norm's scale and running variance from U(0.5, 1.5), every running mean and bias from
+/// N(0, 0.1²) and the global-pooling layers' weights from N(0, 0.05²); convolutions and
+/// linear layers keep their initialisation. For tests and benchmarks that compare two
+/// ways of computing a network (folded and not, bf16 and f32, native and libtorch): a
+/// fresh network's identity batch norms, zero biases and zeroed residual branches would
+/// hide a wrong fold or conversion.
+pub fn randomise_for_comparison(vs: &nn::VarStore) -> Result<(), TchError> {
+    let mut vars: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
+    vars.sort_by(|a, b| a.0.cmp(&b.0));
+    let _guard = tch::no_grad_guard();
+    for (name, t) in &mut vars {
+        let size = t.size();
+        let options = (Kind::Float, t.device());
+        let uniform = |lo: f64, hi: f64| -> Result<Tensor, TchError> {
+            Tensor::f_rand(&size, options)?
+                .f_mul_scalar(hi - lo)?
+                .f_add_scalar(lo)
+        };
+        let normal = |sd: f64| Tensor::f_randn(&size, options)?.f_mul_scalar(sd);
+        let batch_norm = name.split('.').any(|p| p.starts_with("bn"));
+        let value = if name.ends_with("running_var") || (batch_norm && name.ends_with(".weight")) {
+            uniform(0.5, 1.5)?
+        } else if name.ends_with("running_mean") || name.ends_with(".bias") {
+            normal(0.1)?
+        } else if name.contains("gpool") {
+            normal(0.05)?
+        } else {
+            continue;
+        };
+        t.f_copy_(&value)?;
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -570,27 +605,13 @@ mod tests {
         assert_eq!(p16.kind(), Kind::Float);
     }
 
-    /// A network of `cfg` with every batch norm's scale, shift and statistics random
-    /// (a fresh network's identity batch norms would hide a wrong fold), and inputs of
-    /// random 0/1 planes.
+    /// A network of `cfg` with random batch-norm statistics ([`randomise_for_comparison`])
+    /// and inputs of random 0/1 planes.
     fn random_net(cfg: &NetConfig, seed: i64) -> (nn::VarStore, Net, Tensor) {
         tch::manual_seed(seed);
         let vs = nn::VarStore::new(Device::Cpu);
         let net = Net::new(&vs.root(), cfg).unwrap();
-        tch::no_grad(|| {
-            for (name, mut t) in vs.variables() {
-                let size = t.size();
-                let uniform = |lo: f64, hi: f64| {
-                    Tensor::rand(&size, (Kind::Float, Device::Cpu)) * (hi - lo) + lo
-                };
-                if name.ends_with("running_var") || name.contains("bn") && name.ends_with("weight")
-                {
-                    t.copy_(&uniform(0.5, 1.5));
-                } else if name.ends_with("running_mean") || name.ends_with("bias") {
-                    t.copy_(&uniform(-0.2, 0.2));
-                }
-            }
-        });
+        randomise_for_comparison(&vs).unwrap();
         let x = Tensor::rand(
             [7, cfg.input_planes() as i64, 10, 9],
             (Kind::Float, Device::Cpu),

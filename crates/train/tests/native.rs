@@ -12,18 +12,14 @@
 //! blocking, the sparse first layer's order, batch norm folded into the weights), which
 //! moves results by a few units in the last place per layer.
 
-use std::path::Path;
-
-use tch::nn::VarStore;
-use tch::{Device, Kind, Tensor};
 use xq_core::Position;
 use xq_native::NativeEvaluator;
 use xq_nn::checkpoint::Sidecar;
 use xq_nn::encode::PackedPlane;
 use xq_nn::encode_packed_batch;
 use xq_nn::{EvalInput, Evaluator};
-use xq_train::checkpoint::{write_sidecar, write_tensors};
-use xq_train::{DeviceChoice, EvaluatorOptions, Net, NetConfig, TorchEvaluator};
+use xq_train::checkpoint::{write_random, write_sidecar};
+use xq_train::{DeviceChoice, EvaluatorOptions, NetConfig, TorchEvaluator};
 
 /// Positions of seeded random games, each with its history.
 fn histories(count: usize, seed: u64) -> Vec<Vec<Position>> {
@@ -51,40 +47,6 @@ fn histories(count: usize, seed: u64) -> Vec<Vec<Position>> {
         out.push(game);
     }
     out
-}
-
-/// Writes a network of `cfg` with every parameter random as a checkpoint in `dir`.
-fn random_checkpoint(dir: &Path, cfg: &NetConfig, seed: i64) {
-    std::fs::create_dir_all(dir).unwrap();
-    tch::manual_seed(seed);
-    let vs = VarStore::new(Device::Cpu);
-    let _net = Net::new(&vs.root(), cfg).unwrap();
-    let mut vars: Vec<(String, Tensor)> = vs.variables().into_iter().collect();
-    vars.sort_by(|a, b| a.0.cmp(&b.0));
-    tch::no_grad(|| {
-        for (name, t) in &mut vars {
-            let size = t.size();
-            let uniform =
-                |lo: f64, hi: f64| Tensor::rand(&size, (Kind::Float, Device::Cpu)) * (hi - lo) + lo;
-            let normal = |sd: f64| Tensor::randn(&size, (Kind::Float, Device::Cpu)) * sd;
-            let is_bn = name.contains(".bn");
-            let value = if name.ends_with("running_var") || (is_bn && name.ends_with(".weight")) {
-                uniform(0.5, 1.5)
-            } else if name.ends_with("running_mean") || name.ends_with(".bias") {
-                normal(0.1)
-            } else if name.contains("gpool") {
-                normal(0.05)
-            } else {
-                continue; // Convolutions and linears keep their Kaiming initialisation.
-            };
-            t.copy_(&value);
-        }
-    });
-    write_tensors(&dir.join("net.safetensors"), &vars).unwrap();
-    let mut sc = Sidecar::new(cfg.clone(), 1, 0, seed as u64);
-    sc.weights = "net.safetensors".into();
-    sc.ema = "net.safetensors".into();
-    write_sidecar(&sc, &dir.join("ckpt-0000000001.json")).unwrap();
 }
 
 fn max_abs(x: &[f32]) -> f32 {
@@ -139,7 +101,7 @@ fn native_outputs_equal_libtorch_within_tolerance_on_several_networks_and_positi
     let games = histories(11, 5);
     for (i, (label, cfg)) in nets().into_iter().enumerate() {
         let dir = root.join(format!("net{i}"));
-        random_checkpoint(&dir, &cfg, 100 + i as i64);
+        write_random(&dir, &cfg, 100 + i as i64).unwrap();
         let mut torch = TorchEvaluator::load(
             &dir,
             EvaluatorOptions {
@@ -221,9 +183,8 @@ fn weights_of_another_architecture_are_refused_by_name() {
         value_channels: 2,
         value_hidden: 8,
     };
-    random_checkpoint(&dir, &small, 1);
+    let path = write_random(&dir, &small, 1).unwrap();
     // The sidecar now claims more channels than the weights have.
-    let path = dir.join("ckpt-0000000001.json");
     let mut sc = Sidecar::read(&path).unwrap();
     sc.net.channels = 16;
     write_sidecar(&sc, &path).unwrap();
