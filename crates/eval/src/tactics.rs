@@ -26,7 +26,7 @@
 //! (`[selfplay.search] leaf_quiescence`), so that training targets can come from the
 //! kind of search the exported player runs.
 
-use xq_core::Position;
+use xq_core::{Move, Position};
 use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator};
 
 use crate::{
@@ -109,9 +109,15 @@ pub fn quiescence_wdl(pos: &Position) -> [f32; 3] {
 fn tactics(engine: &mut AlphaBeta, input: &EvalInput<'_>) -> Result<Tactics, EvalError> {
     let pos = input.position()?;
     let value = cp_to_value(engine.quiescence(pos));
+    let gains = winning_captures(engine, pos, input.moves);
+    Ok(Tactics { value, gains })
+}
+
+/// The captures among `moves` that win material once the exchange has run its course,
+/// by index, with what each wins in centipawns.
+fn winning_captures(engine: &mut AlphaBeta, pos: &Position, moves: &[Move]) -> Vec<(usize, f32)> {
     let stand = evaluate(pos);
-    let gains = input
-        .moves
+    moves
         .iter()
         .enumerate()
         .filter(|(_, m)| pos.is_capture(**m))
@@ -121,8 +127,51 @@ fn tactics(engine: &mut AlphaBeta, input: &EvalInput<'_>) -> Result<Tactics, Eva
             let gain = -engine.quiescence(&child) - stand;
             (gain > 0).then_some((i, gain as f32))
         })
-        .collect();
-    Ok(Tactics { value, gains })
+        .collect()
+}
+
+/// Mixes the capture prior of `gains` into `policy` with weight `w`.
+fn blend_prior(policy: &mut [f32], gains: &[(usize, f32)], w: f32) {
+    let total: f32 = gains.iter().map(|g| g.1).sum();
+    if total > 0.0 {
+        policy.iter_mut().for_each(|p| *p *= 1.0 - w);
+        for &(i, gain) in gains {
+            policy[i] += w * gain / total;
+        }
+    }
+}
+
+/// The network's own prior over `moves` at `pos`, recovered from `searched`, the prior
+/// a [`QuiescenceBlend`] of weight `weight` < 1 made of it: the blend undone. It is
+/// exact up to rounding, because the quiescence search is a function of the position
+/// alone (no transposition table), so the capture prior is the one the blend mixed in.
+/// Self-play uses it to build Gumbel targets on the network's prior
+/// (`[selfplay.search.gumbel] target_prior = "network"`). A weight outside [0, 1) or a
+/// prior of another length than `moves` is returned unchanged.
+pub fn network_prior(pos: &Position, moves: &[Move], searched: &[f32], weight: f32) -> Vec<f32> {
+    thread_local! {
+        static ENGINE: std::cell::RefCell<AlphaBeta> = std::cell::RefCell::new(AlphaBeta::new(TT_MB));
+    }
+    let mut prior = searched.to_vec();
+    if !(0.0..1.0).contains(&weight) || weight == 0.0 || searched.len() != moves.len() {
+        return prior;
+    }
+    let gains = ENGINE.with_borrow_mut(|engine| winning_captures(engine, pos, moves));
+    let total: f32 = gains.iter().map(|g| g.1).sum();
+    if total <= 0.0 {
+        return prior;
+    }
+    for &(i, gain) in &gains {
+        prior[i] -= weight * gain / total;
+    }
+    prior
+        .iter_mut()
+        .for_each(|p| *p = (*p / (1.0 - weight)).max(0.0));
+    let sum: f32 = prior.iter().sum();
+    if sum > 0.0 {
+        prior.iter_mut().for_each(|p| *p /= sum);
+    }
+    prior
 }
 
 impl<E: Evaluator> QuiescenceBlend<E> {
@@ -176,12 +225,8 @@ impl<E: Evaluator> Evaluator for QuiescenceBlend<E> {
             for (mixed, qv) in eval.wdl.iter_mut().zip(q_wdl) {
                 *mixed = (1.0 - w) * *mixed + w * qv;
             }
-            let total: f32 = leaf.gains.iter().map(|g| g.1).sum();
-            if total > 0.0 && eval.policy.len() == input.moves.len() {
-                eval.policy.iter_mut().for_each(|p| *p *= 1.0 - w);
-                for (i, gain) in leaf.gains {
-                    eval.policy[i] += w * gain / total;
-                }
+            if eval.policy.len() == input.moves.len() {
+                blend_prior(&mut eval.policy, &leaf.gains, w);
             }
         }
         Ok(out)
@@ -199,7 +244,7 @@ impl<E: Evaluator> Evaluator for QuiescenceBlend<E> {
 #[cfg(test)]
 mod tests {
     use xq_core::Position;
-    use xq_nn::UniformEvaluator;
+    use xq_nn::{RandomEvaluator, UniformEvaluator};
 
     use super::*;
 
@@ -252,6 +297,47 @@ mod tests {
         let uniform = 1.0 / moves.len() as f32;
         assert!(prior("e0e5") > 0.5, "{}", prior("e0e5"));
         assert!((prior("a0a6") - 0.5 * uniform).abs() < 1e-6);
+    }
+
+    #[test]
+    fn the_networks_prior_is_recovered_from_the_blend() {
+        let fens = [
+            // A free chariot and a guarded soldier to take; no capture; the start.
+            "r3k4/9/9/p8/4r4/9/9/9/9/R2KR4 w - - 0 1",
+            "4k4/9/9/9/9/9/9/9/9/3K5 w - - 0 1",
+            "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1",
+        ];
+        for fen in fens {
+            let pos = Position::from_fen(fen).unwrap();
+            let moves = pos.legal_moves();
+            let history = [pos.clone()];
+            let input = EvalInput {
+                history: &history,
+                moves: &moves,
+            };
+            let mut network = RandomEvaluator::new(3);
+            let own = network.evaluate(&[input]).unwrap().remove(0).policy;
+            for weight in [0.25, 0.75] {
+                let mut blend = QuiescenceBlend::new(network, weight).unwrap();
+                let searched = blend.evaluate(&[input]).unwrap().remove(0).policy;
+                let back = network_prior(&pos, &moves, &searched, weight);
+                for (a, b) in back.iter().zip(&own) {
+                    assert!(
+                        (a - b).abs() < 1e-5,
+                        "{fen} at {weight}: {back:?} vs {own:?}"
+                    );
+                }
+            }
+        }
+        // The winning capture's prior really was changed by the blend.
+        let pos = Position::from_fen(fens[0]).unwrap();
+        let moves = pos.legal_moves();
+        let uniform = vec![1.0 / moves.len() as f32; moves.len()];
+        assert_ne!(network_prior(&pos, &moves, &uniform, 0.5), uniform);
+        // Nothing to undo: no weight, a weight of 1, a prior of the wrong length.
+        assert_eq!(network_prior(&pos, &moves, &uniform, 0.0), uniform);
+        assert_eq!(network_prior(&pos, &moves, &uniform, 1.0), uniform);
+        assert_eq!(network_prior(&pos, &moves[1..], &uniform, 0.5), uniform);
     }
 
     #[test]

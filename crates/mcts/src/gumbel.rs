@@ -167,9 +167,21 @@ impl GumbelRoot {
         root_value: f32,
         params: &GumbelParams,
     ) -> Vec<f32> {
+        self.improved_policy_on(&self.logits, children, root_value, params)
+    }
+
+    /// softmax(logits + σ(completed Q)) with other logits than the search's (the
+    /// network's own prior under leaf quiescence); σ is this root's.
+    pub(crate) fn improved_policy_on(
+        &self,
+        logits: &[f32],
+        children: &[Stat],
+        root_value: f32,
+        params: &GumbelParams,
+    ) -> Vec<f32> {
         let mut s = vec![0.0; children.len()];
         sigma(children, root_value, params, &mut s);
-        let z: Vec<f32> = self.logits.iter().zip(&s).map(|(l, s)| l + s).collect();
+        let z: Vec<f32> = logits.iter().zip(&s).map(|(l, s)| l + s).collect();
         softmax(&z)
     }
 }

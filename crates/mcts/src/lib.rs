@@ -74,7 +74,7 @@ mod tree;
 
 pub use params::{
     GumbelParams, InteriorSelection, ParamsError, PlayoutCap, Playouts, RootAlgorithm,
-    SearchParams, TemperatureSchedule,
+    SearchParams, TargetPrior, TemperatureSchedule,
 };
 pub use result::SearchResult;
 pub use search::{LeafRequest, Search, SearchError};

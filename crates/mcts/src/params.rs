@@ -262,6 +262,16 @@ impl SearchParams {
             "gumbel.c_scale",
             "a finite number > 0",
         )?;
+        // The network's prior is recovered from the blend, which needs a blend to undo
+        // and some of the network's prior left in it; a Gumbel target to build on it.
+        check(
+            g.target_prior == TargetPrior::Searched
+                || (self.algorithm == RootAlgorithm::Gumbel
+                    && self.leaf_quiescence > 0.0
+                    && self.leaf_quiescence < 1.0),
+            "gumbel.target_prior",
+            "\"searched\" unless the algorithm is gumbel and leaf_quiescence is in (0, 1)",
+        )?;
         Ok(())
     }
 }
@@ -411,6 +421,28 @@ pub struct GumbelParams {
     pub sample: bool,
     /// Selection below the root.
     pub interior: InteriorSelection,
+    /// The prior the improved-policy target is built on. Play ignores it.
+    pub target_prior: TargetPrior,
+}
+
+/// Which prior the Gumbel training target softmax(logits + σ(completed Q)) takes its
+/// logits from.
+///
+/// Under leaf quiescence the search starts from a blend of the network's prior and a
+/// prior on winning captures, and a target built on that blend trains the capture
+/// heuristic into the network, which play then mixes in a second time. `Network` builds
+/// the target on the network's own prior, so that the target differs from it only by
+/// what the search's values found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetPrior {
+    /// The priors the search started from (after root temperature): the paper's target.
+    #[default]
+    Searched,
+    /// The network's own prior, which whoever wraps the evaluator supplies
+    /// ([`crate::Search::gumbel_target_on`]); it differs from `Searched` only when the
+    /// evaluator blends something into the network's policy (leaf quiescence).
+    Network,
 }
 
 impl Default for GumbelParams {
@@ -422,6 +454,7 @@ impl Default for GumbelParams {
             rescale_values: true,
             sample: true,
             interior: InteriorSelection::Puct,
+            target_prior: TargetPrior::Searched,
         }
     }
 }
@@ -498,6 +531,36 @@ mod tests {
             assert_eq!(err.field, field);
             assert!(err.to_string().contains(field));
         }
+    }
+
+    #[test]
+    fn a_target_on_the_networks_prior_needs_gumbel_and_a_blend_to_undo() {
+        let network = |algorithm, leaf_quiescence| SearchParams {
+            algorithm,
+            leaf_quiescence,
+            gumbel: GumbelParams {
+                target_prior: TargetPrior::Network,
+                ..GumbelParams::default()
+            },
+            ..SearchParams::default()
+        };
+        network(RootAlgorithm::Gumbel, 0.75).validate().unwrap();
+        for (algorithm, weight) in [
+            (RootAlgorithm::Puct, 0.75),
+            (RootAlgorithm::Gumbel, 0.0),
+            (RootAlgorithm::Gumbel, 1.0),
+        ] {
+            let err = network(algorithm, weight).validate().unwrap_err();
+            assert_eq!(
+                err.field, "gumbel.target_prior",
+                "{algorithm:?} at {weight}"
+            );
+        }
+        let p: SearchParams = serde_json::from_str(
+            r#"{"algorithm":"gumbel","leaf_quiescence":0.5,"gumbel":{"target_prior":"network"}}"#,
+        )
+        .unwrap();
+        assert_eq!(p.gumbel.target_prior, TargetPrior::Network);
     }
 
     #[test]

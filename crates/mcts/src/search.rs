@@ -758,6 +758,34 @@ impl Search {
         }
     }
 
+    /// The root's policy as the evaluator gave it, over [`SearchResult::moves`], before
+    /// root temperature; `None` before the root is evaluated.
+    pub fn root_prior(&self) -> Option<&[f32]> {
+        self.root_raw.as_deref()
+    }
+
+    /// The Gumbel improved policy built on `base` instead of the priors the search
+    /// started from: softmax(ln base′ + σ(completed Q)) over [`SearchResult::moves`],
+    /// with base′ `base` under the root temperature as the search applies it to its own
+    /// priors ([`TargetPrior::Network`](crate::TargetPrior::Network)). The values the
+    /// search found are unchanged; only the logits they are added to are. `None` for a
+    /// PUCT search (its target is visit counts), a root not yet expanded, or a `base` of
+    /// another length.
+    pub fn gumbel_target_on(&self, base: &[f32]) -> Option<Vec<f32>> {
+        let g = self.gumbel.as_ref()?;
+        let root = self.tree.link[0];
+        if root.state != State::Expanded {
+            return None;
+        }
+        let children = &self.tree.stat[root.children()];
+        if base.len() != children.len() {
+            return None;
+        }
+        let inv = 1.0 / self.params.root_policy_temperature;
+        let logits: Vec<f32> = base.iter().map(|&p| p.max(1e-30).ln() * inv).collect();
+        Some(g.improved_policy_on(&logits, children, root.value, &self.params.gumbel))
+    }
+
     /// The search's artifacts so far (call after [`Search::is_finished`]).
     pub fn result(&self) -> SearchResult {
         let root_link = self.tree.link[0];

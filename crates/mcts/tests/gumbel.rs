@@ -100,6 +100,41 @@ fn improved_policy_moves_mass_towards_better_q() {
 }
 
 #[test]
+fn a_target_built_on_another_prior_keeps_the_searchs_values() {
+    // The search's own prior gives back its own target.
+    let params = SearchParams {
+        root_policy_temperature: 1.3,
+        ..gumbel_params()
+    };
+    let mut s = Search::from_position(params, Position::startpos(), 5).unwrap();
+    let r = s.run(&mut RandomEvaluator::new(8), 200).unwrap();
+    let own = s.root_prior().unwrap().to_vec();
+    let same = s.gumbel_target_on(&own).unwrap();
+    for (a, b) in same.iter().zip(&r.policy_target) {
+        assert!((a - b).abs() < 1e-5, "{same:?} vs {:?}", r.policy_target);
+    }
+    // Another prior: softmax(ln base′ + σ) = target · base′ / prior′, normalised, with ′
+    // the root temperature.
+    let n = own.len();
+    let base: Vec<f32> = (0..n).map(|i| (1 + i % 5) as f32 / n as f32).collect();
+    let on = s.gumbel_target_on(&base).unwrap();
+    let t = |x: f32| x.powf(1.0 / 1.3);
+    let expect: Vec<f32> = (0..n)
+        .map(|i| r.policy_target[i] * t(base[i]) / t(own[i]))
+        .collect();
+    let sum: f32 = expect.iter().sum();
+    for (a, b) in on.iter().zip(&expect) {
+        assert!((a - b / sum).abs() < 1e-5, "{on:?} vs {expect:?}");
+    }
+    assert_ne!(on, r.policy_target);
+    assert!(s.gumbel_target_on(&base[1..]).is_none(), "wrong length");
+    // A PUCT search's target is visit counts: there is nothing to rebase.
+    let mut puct = Search::from_position(SearchParams::default(), Position::startpos(), 5).unwrap();
+    puct.run(&mut RandomEvaluator::new(8), 50).unwrap();
+    assert!(puct.gumbel_target_on(&own).is_none());
+}
+
+#[test]
 fn batched_and_reused_gumbel_searches_still_find_the_win() {
     let (mut oracle, m) = oracle_for("e0f0");
     let params = SearchParams {

@@ -30,8 +30,8 @@ use xq_run::{
     events::{Event, SelfplayEvent},
 };
 use xq_selfplay::{
-    Book, ModelSource, PointerWatcher, ResignCalibration, RunOptions, SelfplayConfig, Snapshot,
-    Summary, content_hash, worker_id,
+    Book, ModelSource, NetworkPrior, PointerWatcher, ResignCalibration, RunOptions, SelfplayConfig,
+    Snapshot, Summary, content_hash, worker_id,
 };
 
 use crate::backend::network_backend;
@@ -207,6 +207,19 @@ fn with_leaf_quiescence(evaluator: Box<dyn Evaluator>, weight: f32) -> Result<Bo
     Ok(Box::new(QuiescenceBlend::new(evaluator, weight)?))
 }
 
+/// The inverse of [`with_leaf_quiescence`]'s blend of the priors, when `config` builds
+/// its Gumbel targets on the network's prior (`[selfplay.search.gumbel] target_prior =
+/// "network"`); `None` when they are built on the searched prior.
+pub fn network_prior(config: &SelfplayConfig) -> Option<NetworkPrior> {
+    let search = &config.search;
+    let weight = search.leaf_quiescence;
+    (search.gumbel.target_prior == xq_mcts::TargetPrior::Network).then(|| {
+        NetworkPrior::new(move |pos, moves, searched| {
+            xq_eval::tactics::network_prior(pos, moves, searched, weight)
+        })
+    })
+}
+
 /// Loads the network the run's pointer names through `backend`.
 fn load_accepted(
     run: &RunDir,
@@ -303,6 +316,7 @@ pub fn play(
         observer: Some(observed.clone()),
         resign: session.resign,
         book: session.book,
+        network_prior: network_prior(config),
     };
     let result = xq_selfplay::run(config, &options, network.evaluator, network.watcher);
     // The display ends with the session, not when the last handle goes.
@@ -769,6 +783,53 @@ mod tests {
         let summary = play(&run, &config, network, session, &obs).unwrap();
         assert_eq!(summary.stats.games, 2);
         assert_eq!(summary.final_model, "uniform+quiescence(0.5)");
+    }
+
+    #[test]
+    fn targets_on_the_network_prior_undo_self_plays_own_blend() {
+        let mut config = SelfplayConfig {
+            parallel_games: 2,
+            max_plies: 6,
+            ..SelfplayConfig::default()
+        };
+        config.search.playout_cap.full_visits = 4;
+        config.search.playout_cap.cheap_visits = 2;
+        config.search.algorithm = xq_mcts::RootAlgorithm::Gumbel;
+        config.search.leaf_quiescence = 0.5;
+        assert!(
+            network_prior(&config).is_none(),
+            "searched prior by default"
+        );
+        config.search.gumbel.target_prior = xq_mcts::TargetPrior::Network;
+        // The hook inverts the blend self-play's evaluator applies, at the config's
+        // weight: a free chariot to take, so the blend moved prior onto it.
+        let pos = xq_core::Position::from_fen("r3k4/9/9/p8/4r4/9/9/9/9/R2KR4 w - - 0 1").unwrap();
+        let moves = pos.legal_moves();
+        let history = [pos.clone()];
+        let input = xq_nn::EvalInput {
+            history: &history,
+            moves: &moves,
+        };
+        let mut net = xq_nn::RandomEvaluator::new(4);
+        let own = net.evaluate(&[input]).unwrap().remove(0).policy;
+        let mut blend = with_leaf_quiescence(Box::new(net), 0.5).unwrap();
+        let searched = blend.evaluate(&[input]).unwrap().remove(0).policy;
+        assert_ne!(searched, own);
+        let back = network_prior(&config).unwrap().of(&pos, &moves, &searched);
+        for (a, b) in back.iter().zip(&own) {
+            assert!((a - b).abs() < 1e-5, "{back:?} vs {own:?}");
+        }
+        // A whole self-play session records targets with it.
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let network = accepted_network(&run, &config).unwrap();
+        let (_recorder, obs) = Recorder::new(false);
+        let session = Session {
+            games: Some(2),
+            ..Session::phase(3, 0)
+        };
+        let summary = play(&run, &config, network, session, &obs).unwrap();
+        assert_eq!(summary.stats.games, 2);
     }
 
     #[test]

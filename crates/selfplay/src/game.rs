@@ -3,11 +3,12 @@
 //! the position by the rules, start the next search.
 
 use std::collections::VecDeque;
+use std::sync::Arc;
 
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use xq_core::{Color, Game, Move, Position, Role};
-use xq_mcts::{Playouts, Search, SearchError, SearchResult};
+use xq_mcts::{Playouts, Search, SearchError, SearchResult, TargetPrior};
 
 use crate::config::SelfplayConfig;
 use crate::resign::ResignSample;
@@ -270,6 +271,47 @@ pub fn game_seed(seed: u64, id: u64) -> u64 {
     xq_core::hash::splitmix64(seed ^ id.wrapping_mul(0xD1B5_4A32_D192_ED03))
 }
 
+/// The network's own prior at a search's root, recovered from the prior the search
+/// started from, for Gumbel targets built on it (`[selfplay.search.gumbel] target_prior =
+/// "network"`, [`TargetPrior::Network`]). Whoever blends something into the evaluator's
+/// policy supplies the inverse (xq-eval's `tactics::network_prior` under leaf
+/// quiescence): this crate does not know what was blended.
+#[derive(Clone)]
+pub struct NetworkPrior(Arc<PriorFn>);
+
+/// `f(position, moves, searched)`: see [`NetworkPrior::new`].
+type PriorFn = dyn Fn(&Position, &[Move], &[f32]) -> Vec<f32> + Send + Sync;
+
+impl NetworkPrior {
+    /// `f(position, moves, searched)` gives the network's prior over `moves` from
+    /// `searched`, the root's prior as the evaluator gave it.
+    pub fn new(
+        f: impl Fn(&Position, &[Move], &[f32]) -> Vec<f32> + Send + Sync + 'static,
+    ) -> NetworkPrior {
+        NetworkPrior(Arc::new(f))
+    }
+
+    /// The network's prior over `moves` at `pos` from `searched`.
+    pub fn of(&self, pos: &Position, moves: &[Move], searched: &[f32]) -> Vec<f32> {
+        (self.0)(pos, moves, searched)
+    }
+}
+
+impl std::fmt::Debug for NetworkPrior {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("NetworkPrior")
+    }
+}
+
+/// The error of a config that builds targets on the network's prior with no
+/// [`NetworkPrior`] to recover it.
+pub(crate) fn no_network_prior() -> SearchError {
+    SearchError::Params(xq_mcts::ParamsError {
+        field: "gumbel.target_prior",
+        need: "\"searched\" where no evaluator blend can be undone",
+    })
+}
+
 /// A game in progress.
 #[derive(Debug)]
 pub struct GameState {
@@ -285,6 +327,8 @@ pub struct GameState {
     /// `resign_soft_full_scale` under soft resignation, else `None`.
     soft_full_scale: Option<f32>,
     pub decided_searches: u32,
+    /// Set when the config builds Gumbel targets on the network's prior.
+    network_prior: Option<NetworkPrior>,
 }
 
 /// What happened after a finished search was turned into a move.
@@ -346,6 +390,7 @@ impl GameState {
             full_searches: 0,
             soft_full_scale: config.resign_soft.then_some(config.resign_soft_full_scale),
             decided_searches: 0,
+            network_prior: None,
         })
     }
 
@@ -355,6 +400,24 @@ impl GameState {
     pub fn with_resign_threshold(mut self, threshold: f32) -> GameState {
         self.resign.threshold = threshold;
         self
+    }
+
+    /// Builds the Gumbel targets on the network's prior that `prior` recovers
+    /// ([`NetworkPrior`]) when the config asks for it (`target_prior = "network"`);
+    /// otherwise, or with `None`, on the priors the search started from.
+    ///
+    /// # Errors
+    /// [`SearchError::Params`] when the config asks for it and `prior` is `None`:
+    /// the targets would silently be built on the other prior.
+    pub fn with_network_prior(
+        mut self,
+        config: &SelfplayConfig,
+        prior: Option<NetworkPrior>,
+    ) -> Result<GameState, SearchError> {
+        if config.search.gumbel.target_prior == TargetPrior::Network {
+            self.network_prior = Some(prior.ok_or_else(no_network_prior)?);
+        }
+        Ok(self)
     }
 
     /// Turns the finished search into a move (or a resignation). Unless the game is
@@ -415,11 +478,17 @@ impl GameState {
 
     fn record(&mut self, result: &SearchResult, ply: u32) {
         let Ok(ply) = u16::try_from(ply) else { return };
+        let on_network = self.network_prior.as_ref().and_then(|f| {
+            let searched = self.search.root_prior()?;
+            let network = f.of(self.game.position(), &result.moves, searched);
+            self.search.gumbel_target_on(&network)
+        });
+        let target = on_network.as_deref().unwrap_or(&result.policy_target);
         let policy: Vec<(Move, f32)> = result
             .moves
             .iter()
             .copied()
-            .zip(result.policy_target.iter().copied())
+            .zip(target.iter().copied())
             .collect();
         if !policy.iter().any(|&(_, w)| w > 0.0) {
             return;

@@ -121,7 +121,7 @@ pub mod worker;
 
 pub use book::{Book, BookError};
 pub use config::{ConfigError, SelfplayConfig};
-pub use game::{FinishedGame, Termination};
+pub use game::{FinishedGame, NetworkPrior, Termination};
 pub use model::{ModelError, ModelSource, NoModelUpdates, PointerWatcher, content_hash};
 pub use resign::{ResignCalibration, ResignSample};
 pub use stats::{Observer, Snapshot};

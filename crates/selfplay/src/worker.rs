@@ -17,7 +17,9 @@ use xq_nn::{EvalError, Evaluation, Evaluator};
 use crate::book::Book;
 use crate::cache::{EvalCache, eval_key};
 use crate::config::SelfplayConfig;
-use crate::game::{FinishedGame, GameState, Step, Termination, game_seed};
+use crate::game::{
+    FinishedGame, GameState, NetworkPrior, Step, Termination, game_seed, no_network_prior,
+};
 use crate::model::ModelSource;
 use crate::pgn::{PgnContext, game_pgn, today};
 use crate::resign::{Calibrator, ResignCalibration};
@@ -80,6 +82,10 @@ pub struct RunOptions {
     /// The opening book games start from ([`SelfplayConfig::book_plies`]); `None`
     /// starts every game from the starting position.
     pub book: Option<Arc<Book>>,
+    /// The inverse of the evaluator's blend, which Gumbel targets built on the
+    /// network's prior need (`[selfplay.search.gumbel] target_prior = "network"`); a run
+    /// whose config asks for it without one is refused.
+    pub network_prior: Option<NetworkPrior>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -92,6 +98,7 @@ impl std::fmt::Debug for RunOptions {
             .field("deadline", &self.deadline)
             .field("resign", &self.resign)
             .field("book", &self.book.as_ref().map(|b| b.len()))
+            .field("network_prior", &self.network_prior.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -162,6 +169,11 @@ pub fn run(
     models: Box<dyn ModelSource>,
 ) -> Result<Summary, SelfplayError> {
     config.validate()?;
+    if config.search.gumbel.target_prior == xq_mcts::TargetPrior::Network
+        && options.network_prior.is_none()
+    {
+        return Err(no_network_prior().into());
+    }
     let worker = options.worker_id.clone().unwrap_or_else(worker_id);
     let output = match &options.run_dir {
         Some(dir) => Some(Output::open(dir, &worker, config, options)?),
@@ -236,6 +248,7 @@ pub fn run(
         games: options.games,
         seed: options.seed,
         book: options.book.as_deref().filter(|_| config.book_plies > 0),
+        network_prior: options.network_prior.clone(),
     };
 
     let (server_results, group_results, writer_result) = std::thread::scope(|s| {
@@ -369,6 +382,7 @@ struct Shared<'a> {
     games: Option<u64>,
     seed: u64,
     book: Option<&'a Book>,
+    network_prior: Option<NetworkPrior>,
 }
 
 #[derive(Debug)]
@@ -658,7 +672,8 @@ impl<'a> Group<'a> {
                         )?,
                         None => GameState::new(config, id, seed, self.model.clone())?,
                     }
-                    .with_resign_threshold(self.shared.resign.threshold());
+                    .with_resign_threshold(self.shared.resign.threshold())
+                    .with_network_prior(config, self.shared.network_prior.clone())?;
                     slot.state = SlotState::Ready(Box::new(g));
                 }
                 SlotState::Ready(mut g) => {

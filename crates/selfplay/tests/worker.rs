@@ -892,3 +892,65 @@ impl Observer for InterruptAfter {
         panic!("no network to skip: {error}");
     }
 }
+
+#[test]
+fn gumbel_targets_on_the_network_prior_use_the_recovered_prior_and_need_one() {
+    use xq_selfplay::NetworkPrior;
+    use xq_selfplay::game::{GameState, Step};
+
+    let mut config = tiny_config();
+    config.search.algorithm = xq_mcts::RootAlgorithm::Gumbel;
+    config.search.leaf_quiescence = 0.5;
+    config.search.gumbel.target_prior = xq_mcts::TargetPrior::Network;
+    config.search.playout_cap.full_probability = 1.0;
+
+    // Without the blend's inverse the run is refused before any game, naming the key.
+    let options = RunOptions {
+        games: Some(1),
+        ..RunOptions::default()
+    };
+    let err = run(
+        &config,
+        &options,
+        Box::new(RandomEvaluator::new(3)),
+        Box::new(NoModelUpdates),
+    )
+    .unwrap_err();
+    assert!(err.to_string().contains("gumbel.target_prior"), "{err}");
+    assert!(
+        GameState::new(&config, 0, 1, "x".into())
+            .unwrap()
+            .with_network_prior(&config, None)
+            .is_err()
+    );
+
+    // With one, the record is the target built on the prior it gives (here uniform,
+    // whatever the evaluator said), not the one the search started from.
+    let uniform = |n: usize| vec![1.0 / n as f32; n];
+    let prior = NetworkPrior::new(move |_, moves, _| uniform(moves.len()));
+    let mut state = GameState::new(&config, 0, 1, "x".into())
+        .unwrap()
+        .with_network_prior(&config, Some(prior))
+        .unwrap();
+    state.start_search().unwrap();
+    let mut ev = RandomEvaluator::new(3);
+    while !state.search.is_finished() {
+        if !state.search.select_leaves(1).is_empty() {
+            let inputs: Vec<_> = state.search.pending().iter().map(|r| r.input()).collect();
+            let evals = ev.evaluate(&inputs).unwrap();
+            state.search.apply(&evals).unwrap();
+        }
+    }
+    let searched = state.search.result();
+    let on_uniform = state
+        .search
+        .gumbel_target_on(&uniform(searched.moves.len()))
+        .unwrap();
+    assert!(matches!(
+        state.after_search(&config).unwrap(),
+        Step::Continue
+    ));
+    let recorded: Vec<f32> = state.records[0].policy.iter().map(|&(_, w)| w).collect();
+    assert_eq!(recorded, on_uniform);
+    assert_ne!(recorded, searched.policy_target);
+}

@@ -37,7 +37,7 @@ use std::{
 use anyhow::{Context, Result, anyhow, bail, ensure};
 use serde::Serialize;
 use xq_eval::tactics::QuiescenceBlend;
-use xq_mcts::RootAlgorithm;
+use xq_mcts::{RootAlgorithm, TargetPrior};
 use xq_nn::{EvalError, EvalInput, Evaluation, Evaluator};
 use xq_selfplay::{
     SelfplayConfig,
@@ -60,21 +60,31 @@ pub struct Arm {
 
 impl Arm {
     /// `base` (a config's `[selfplay]`) searched with `algorithm` and `leaf_quiescence`
-    /// at its own full-search visits; every search is a full one.
+    /// at its own full-search visits; every search is a full one. A Gumbel target on
+    /// the network's prior (`target_prior = "network"`) is kept where it applies (Gumbel
+    /// with a blend to undo, the name then ends in `-net`) and dropped elsewhere.
     pub fn new(base: &SelfplayConfig, algorithm: RootAlgorithm, leaf_quiescence: f32) -> Arm {
         let mut selfplay = base.clone();
         selfplay.search.algorithm = algorithm;
         selfplay.search.leaf_quiescence = leaf_quiescence;
         selfplay.search.playout_cap.full_probability = 1.0;
+        let on_network = algorithm == RootAlgorithm::Gumbel
+            && leaf_quiescence > 0.0
+            && leaf_quiescence < 1.0
+            && base.search.gumbel.target_prior == TargetPrior::Network;
+        if !on_network {
+            selfplay.search.gumbel.target_prior = TargetPrior::Searched;
+        }
         let alg = match algorithm {
             RootAlgorithm::Puct => "puct",
             RootAlgorithm::Gumbel => "gumbel",
         };
         Arm {
             name: format!(
-                "{alg}-{}-q{}",
+                "{alg}-{}-q{}{}",
                 selfplay.search.playout_cap.full_visits,
-                (leaf_quiescence * 100.0).round()
+                (leaf_quiescence * 100.0).round(),
+                if on_network { "-net" } else { "" }
             ),
             selfplay,
         }
@@ -219,7 +229,8 @@ pub fn selfplay_target(
     seed: u64,
     evaluator: &mut dyn Evaluator,
 ) -> Result<(Vec<f64>, f64)> {
-    let mut state = GameState::from_game(config, id, seed, "bench".into(), entry.game.clone())?;
+    let mut state = GameState::from_game(config, id, seed, "bench".into(), entry.game.clone())?
+        .with_network_prior(config, crate::selfplay::network_prior(config))?;
     state.start_search()?;
     ensure!(
         state.playouts.full,

@@ -247,3 +247,26 @@ fn the_target_is_the_one_self_play_records() {
         assert_ne!(other, target, "{alg:?}");
     }
 }
+
+#[test]
+fn a_target_on_the_networks_prior_is_measured_only_where_it_applies() {
+    let mut config = small_config();
+    config.search.algorithm = RootAlgorithm::Gumbel;
+    config.search.leaf_quiescence = 0.5;
+    config.search.gumbel.target_prior = xq_mcts::TargetPrior::Network;
+    config.search.validate().unwrap();
+    let arms = shipped_arms(&[config], 0.5).unwrap();
+    let names: Vec<&str> = arms.iter().map(|a| a.name.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "gumbel-12-q0",
+            "gumbel-12-q50-net",
+            "puct-12-q0",
+            "puct-12-q50"
+        ]
+    );
+    for arm in &arms {
+        arm.selfplay.search.validate().unwrap();
+    }
+}
