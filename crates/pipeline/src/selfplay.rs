@@ -702,17 +702,23 @@ mod tests {
         assert_eq!(busy_share(ms(0), ms(0)), None);
     }
 
-    #[test]
-    fn a_session_reports_to_its_task_and_writes_events_and_tensorboard() {
-        let dir = tempfile::tempdir().unwrap();
-        let run = RunDir::open(dir.path()).unwrap();
+    /// Two games at a time, `max_plies` plies, 4 visits a full search and 2 a cheap one.
+    fn small_config(max_plies: u32) -> SelfplayConfig {
         let mut config = SelfplayConfig {
             parallel_games: 2,
-            max_plies: 8,
+            max_plies,
             ..SelfplayConfig::default()
         };
         config.search.playout_cap.full_visits = 4;
         config.search.playout_cap.cheap_visits = 2;
+        config
+    }
+
+    #[test]
+    fn a_session_reports_to_its_task_and_writes_events_and_tensorboard() {
+        let dir = tempfile::tempdir().unwrap();
+        let run = RunDir::open(dir.path()).unwrap();
+        let config = small_config(8);
         let (recorder, obs) = Recorder::new(true);
         let session = Session {
             games: Some(2),
@@ -761,13 +767,7 @@ mod tests {
     fn self_play_searches_with_the_configured_leaf_quiescence_or_plain_without() {
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::open(dir.path()).unwrap();
-        let mut config = SelfplayConfig {
-            parallel_games: 2,
-            max_plies: 6,
-            ..SelfplayConfig::default()
-        };
-        config.search.playout_cap.full_visits = 4;
-        config.search.playout_cap.cheap_visits = 2;
+        let mut config = small_config(6);
         assert_eq!(
             accepted_network(&run, &config).unwrap().evaluator.name(),
             "uniform"
@@ -787,13 +787,7 @@ mod tests {
 
     #[test]
     fn targets_on_the_network_prior_undo_self_plays_own_blend() {
-        let mut config = SelfplayConfig {
-            parallel_games: 2,
-            max_plies: 6,
-            ..SelfplayConfig::default()
-        };
-        config.search.playout_cap.full_visits = 4;
-        config.search.playout_cap.cheap_visits = 2;
+        let mut config = small_config(6);
         config.search.algorithm = xq_mcts::RootAlgorithm::Gumbel;
         config.search.leaf_quiescence = 0.5;
         assert!(
