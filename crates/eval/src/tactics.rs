@@ -100,10 +100,12 @@ fn value_wdl(q: f32) -> [f32; 3] {
 /// value_quiescence`). The evaluation is left-right symmetric, so a mirrored position
 /// has the same value.
 pub fn quiescence_wdl(pos: &Position) -> [f32; 3] {
-    thread_local! {
-        static ENGINE: std::cell::RefCell<AlphaBeta> = std::cell::RefCell::new(AlphaBeta::new(TT_MB));
-    }
     ENGINE.with_borrow_mut(|engine| value_wdl(cp_to_value(engine.quiescence(pos))))
+}
+
+thread_local! {
+    /// The engine of the per-position helpers ([`quiescence_wdl`], [`network_prior`]).
+    static ENGINE: std::cell::RefCell<AlphaBeta> = std::cell::RefCell::new(AlphaBeta::new(TT_MB));
 }
 
 fn tactics(engine: &mut AlphaBeta, input: &EvalInput<'_>) -> Result<Tactics, EvalError> {
@@ -149,9 +151,6 @@ fn blend_prior(policy: &mut [f32], gains: &[(usize, f32)], w: f32) {
 /// (`[selfplay.search.gumbel] target_prior = "network"`). A weight outside [0, 1) or a
 /// prior of another length than `moves` is returned unchanged.
 pub fn network_prior(pos: &Position, moves: &[Move], searched: &[f32], weight: f32) -> Vec<f32> {
-    thread_local! {
-        static ENGINE: std::cell::RefCell<AlphaBeta> = std::cell::RefCell::new(AlphaBeta::new(TT_MB));
-    }
     let mut prior = searched.to_vec();
     if !(0.0..1.0).contains(&weight) || weight == 0.0 || searched.len() != moves.len() {
         return prior;

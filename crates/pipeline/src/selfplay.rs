@@ -714,6 +714,16 @@ mod tests {
         config
     }
 
+    /// Two games of `config` with `network` into `run`, unobserved.
+    fn play_two_games(run: &RunDir, config: &SelfplayConfig, network: Network) -> Summary {
+        let (_recorder, obs) = Recorder::new(false);
+        let session = Session {
+            games: Some(2),
+            ..Session::phase(3, 0)
+        };
+        play(run, config, network, session, &obs).unwrap()
+    }
+
     #[test]
     fn a_session_reports_to_its_task_and_writes_events_and_tensorboard() {
         let dir = tempfile::tempdir().unwrap();
@@ -775,12 +785,7 @@ mod tests {
         config.search.leaf_quiescence = 0.5;
         let network = accepted_network(&run, &config).unwrap();
         assert_eq!(network.evaluator.name(), "uniform+quiescence(0.5)");
-        let (_recorder, obs) = Recorder::new(false);
-        let session = Session {
-            games: Some(2),
-            ..Session::phase(3, 0)
-        };
-        let summary = play(&run, &config, network, session, &obs).unwrap();
+        let summary = play_two_games(&run, &config, network);
         assert_eq!(summary.stats.games, 2);
         assert_eq!(summary.final_model, "uniform+quiescence(0.5)");
     }
@@ -817,12 +822,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let run = RunDir::open(dir.path()).unwrap();
         let network = accepted_network(&run, &config).unwrap();
-        let (_recorder, obs) = Recorder::new(false);
-        let session = Session {
-            games: Some(2),
-            ..Session::phase(3, 0)
-        };
-        let summary = play(&run, &config, network, session, &obs).unwrap();
+        let summary = play_two_games(&run, &config, network);
         assert_eq!(summary.stats.games, 2);
     }
 
